@@ -1,0 +1,93 @@
+/**
+ * Forward-only migrations. Important: never edit an entry once it has shipped; add a new one.
+ * Each applied migration's sha256 is stored, and opening a ledger whose applied migration differs
+ * from this list is refused (test/unit/migrations.unit.spec.ts pins them).
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    sql: `
+CREATE TABLE runs (
+  run_id     TEXT PRIMARY KEY,
+  source     TEXT NOT NULL CHECK (source IN ('executed', 'imported', 'bundle')),
+  format     TEXT NOT NULL DEFAULT 'proofloop',
+  chained    INTEGER NOT NULL DEFAULT 1,
+  origin     TEXT,
+  created_at TEXT NOT NULL,
+  head_seq   INTEGER NOT NULL DEFAULT 0,
+  head_hash  TEXT NOT NULL,
+  first_at   TEXT,
+  last_at    TEXT,
+  status     TEXT NOT NULL DEFAULT 'empty',
+  task_id    TEXT,
+  variant    TEXT,
+  meta       TEXT NOT NULL DEFAULT '{}'
+) STRICT;
+
+CREATE TABLE events (
+  run_id   TEXT NOT NULL,
+  seq      INTEGER NOT NULL,
+  kind     TEXT NOT NULL,
+  v        INTEGER NOT NULL,
+  at       TEXT NOT NULL,
+  payload  TEXT NOT NULL,
+  prev     TEXT NOT NULL,
+  hash     TEXT NOT NULL,
+  digest   TEXT NOT NULL,
+  redacted INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (run_id, seq)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX events_by_kind ON events (run_id, kind, seq);
+
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'events are append-only: UPDATE refused'); END;
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'events are append-only: DELETE refused'); END;
+
+CREATE TABLE findings (
+  id      INTEGER PRIMARY KEY,
+  run_id  TEXT,
+  file    TEXT,
+  line    INTEGER,
+  seq     INTEGER,
+  code    TEXT NOT NULL,
+  message TEXT NOT NULL
+) STRICT;
+CREATE INDEX findings_by_run ON findings (run_id);
+CREATE INDEX findings_by_file ON findings (file);
+
+CREATE TABLE writers (
+  run_id   TEXT PRIMARY KEY,
+  pid      INTEGER NOT NULL,
+  hostname TEXT NOT NULL,
+  token    TEXT NOT NULL,
+  since    TEXT NOT NULL,
+  label    TEXT
+) STRICT;
+
+CREATE TABLE imports (
+  file     TEXT PRIMARY KEY,
+  size     INTEGER NOT NULL DEFAULT 0,
+  offset   INTEGER NOT NULL DEFAULT 0,
+  line     INTEGER NOT NULL DEFAULT 0,
+  head_sha TEXT,
+  state    TEXT NOT NULL DEFAULT '{}'
+) STRICT;
+
+CREATE TABLE snapshots (
+  run_id  TEXT NOT NULL,
+  seq     INTEGER NOT NULL,
+  version TEXT NOT NULL,
+  state   TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq, version)
+) STRICT, WITHOUT ROWID;
+`,
+  },
+];

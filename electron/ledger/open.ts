@@ -1,0 +1,75 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { sha256Hex } from '../crypto';
+import { ProofloopError } from '../../shared/result';
+import { migrations as allMigrations, type Migration } from './migrations';
+
+export type Db = Database.Database;
+
+export function ledgerPath(folder: string): string {
+  return path.join(folder, '.proofloop', 'ledger.db');
+}
+
+/** Opens (creating if needed) a ledger database with the durability settings of DESIGN.md. */
+export function openDatabase(file: string, opts: { readonly?: boolean; migrations?: readonly Migration[] } = {}): Db {
+  if (!opts.readonly) mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  let db: Db;
+  try {
+    db = new Database(file, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
+  } catch (e) {
+    throw new ProofloopError('io', `cannot open ledger ${file}: ${(e as Error).message}`);
+  }
+  // A writer that finds the database busy waits instead of failing at once.
+  db.pragma('busy_timeout = 10000');
+  if (!opts.readonly) {
+    db.pragma('journal_mode = WAL');
+    // Important: FULL makes every commit fsync the WAL, so an append returns only once durable.
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    migrate(db, file, opts.migrations ?? allMigrations);
+  }
+  return db;
+}
+
+export function migrate(db: Db, file: string, migrations: readonly Migration[]): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`);
+  const latest = migrations.at(-1)?.version ?? 0;
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > latest) {
+    throw new ProofloopError(
+      'invalid_input',
+      `${file} has schema version ${current}, newer than this ProofLoop knows (${latest}); upgrade ProofLoop`,
+    );
+  }
+  const applied = db.prepare('SELECT version, name, sha256 FROM schema_migrations').all() as {
+    version: number;
+    name: string;
+    sha256: string;
+  }[];
+  for (const a of applied) {
+    const m = migrations.find((x) => x.version === a.version);
+    if (m && sha256Hex(m.sql) !== a.sha256) {
+      throw new ProofloopError('invalid_input', `${file}: migration ${a.version} (${a.name}) was edited after it was applied`);
+    }
+  }
+  const pending = migrations.filter((m) => m.version > current);
+  if (pending.length === 0) return;
+  const run = db.transaction(() => {
+    // Re-read inside the write lock: another process may have migrated meanwhile.
+    const now = db.pragma('user_version', { simple: true }) as number;
+    for (const m of pending) {
+      if (m.version <= now) continue;
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, sha256, applied_at) VALUES (?, ?, ?, ?)').run(
+        m.version,
+        m.name,
+        sha256Hex(m.sql),
+        new Date().toISOString(),
+      );
+      db.pragma(`user_version = ${m.version}`);
+    }
+  });
+  run.immediate();
+}

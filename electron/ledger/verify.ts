@@ -1,0 +1,97 @@
+import { ZERO_HASH, chainLink, eventDigest, type LedgerEvent } from '../../shared/protocol';
+import { sha256Hex } from '../crypto';
+import type { Finding } from './types';
+
+export interface VerifyReport {
+  ok: boolean;
+  run_id: string;
+  events: number;
+  head_seq: number;
+  head_hash: string;
+  chained: boolean;
+  findings: Finding[];
+}
+
+/**
+ * Incremental chain check over events in seq order, trusting nothing but the math: seq
+ * continuity, each digest recomputed (a redacted event's carried digest is all there is to use),
+ * each prev equal to the hash before it, each hash recomputed.
+ */
+export class ChainVerifier {
+  private expectSeq = 1;
+  private prevHash = ZERO_HASH;
+  count = 0;
+  readonly findings: Finding[] = [];
+
+  constructor(
+    private readonly file: string | null = null,
+    private readonly maxFindings = 1000,
+  ) {}
+
+  get head(): { seq: number; hash: string } {
+    return { seq: this.expectSeq - 1, hash: this.prevHash };
+  }
+
+  push(e: LedgerEvent & { redacted?: boolean }, line: number | null = null): void {
+    this.count += 1;
+    if (e.seq !== this.expectSeq) {
+      const code = e.seq < this.expectSeq ? (e.seq === this.expectSeq - 1 ? 'seq_duplicate' : 'seq_out_of_order') : 'seq_gap';
+      this.add({ code, file: this.file, line, seq: e.seq, message: `expected seq ${this.expectSeq}, found ${e.seq}` });
+    }
+    // A redacted event carries the digest of its original content; any other is recomputed.
+    const digest = e.digest ?? eventDigest(e, sha256Hex);
+    if (e.prev !== this.prevHash) {
+      this.add({
+        code: 'chain_broken',
+        file: this.file,
+        line,
+        seq: e.seq,
+        message: `prev of seq ${e.seq} is not the hash of the event before it`,
+      });
+    }
+    const hash = chainLink(e.prev, digest, sha256Hex);
+    if (hash !== e.hash) {
+      this.add({
+        code: 'chain_broken',
+        file: this.file,
+        line,
+        seq: e.seq,
+        message: `seq ${e.seq}: content does not match its hash (altered after it was written)`,
+      });
+    }
+    this.prevHash = e.hash;
+    this.expectSeq = Math.max(this.expectSeq, e.seq + 1);
+  }
+
+  private add(f: Finding): void {
+    if (this.findings.length < this.maxFindings) this.findings.push(f);
+  }
+}
+
+export function verifyEvents(
+  runId: string,
+  events: Iterable<LedgerEvent & { redacted?: boolean }>,
+  opts: { file?: string | null; expectedHead?: { seq: number; hash: string } } = {},
+): VerifyReport {
+  const v = new ChainVerifier(opts.file ?? null);
+  for (const e of events) v.push(e);
+  const head = v.head;
+  if (opts.expectedHead && (opts.expectedHead.seq !== head.seq || opts.expectedHead.hash !== head.hash)) {
+    v.findings.push({
+      code: 'head_mismatch',
+      file: opts.file ?? null,
+      line: null,
+      seq: head.seq,
+      message: `run head is seq ${opts.expectedHead.seq} ${opts.expectedHead.hash.slice(0, 12)}…, events end at seq ${head.seq} ${head.hash.slice(0, 12)}…`,
+    });
+  }
+  return {
+    ok: v.findings.length === 0,
+    run_id: runId,
+    events: v.count,
+    head_seq: head.seq,
+    head_hash: head.hash,
+    chained: true,
+    findings: v.findings,
+  };
+}

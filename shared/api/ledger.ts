@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { EnvelopeSchema } from '../protocol';
+import { method } from './spec';
+
+export const RunId = z.string().min(1).max(200);
+
+export const FindingSchema = z.object({
+  code: z.string(),
+  file: z.string().nullable(),
+  line: z.number().int().nullable(),
+  seq: z.number().int().nullable(),
+  message: z.string(),
+  run_id: z.string().nullable().optional(),
+});
+
+export const RunSummarySchema = z.object({
+  run_id: z.string(),
+  source: z.enum(['executed', 'imported', 'bundle']),
+  format: z.enum(['proofloop', 'seed000', 'seed004']),
+  chained: z.boolean(),
+  origin: z.string().nullable(),
+  created_at: z.string(),
+  head_seq: z.number().int(),
+  head_hash: z.string(),
+  first_at: z.string().nullable(),
+  last_at: z.string().nullable(),
+  status: z.string(),
+  task_id: z.string().nullable(),
+  variant: z.string().nullable(),
+  event_count: z.number().int(),
+  findings: z.number().int(),
+  writer: z.object({ pid: z.number(), hostname: z.string(), label: z.string().nullable() }).nullable(),
+});
+
+export const StoredEventSchema = EnvelopeSchema.extend({ redacted: z.boolean().optional() });
+
+export const VerifyReportSchema = z.object({
+  ok: z.boolean(),
+  run_id: z.string(),
+  events: z.number().int(),
+  head_seq: z.number().int(),
+  head_hash: z.string(),
+  chained: z.boolean(),
+  findings: z.array(FindingSchema),
+});
+
+export const FolderInfoSchema = z.object({
+  folder: z.string(),
+  runs: z.number().int(),
+  imported: z.object({ files: z.number().int(), events: z.number().int(), findings: z.number().int() }),
+  mirrors_repaired: z.array(z.string()),
+});
+
+const seq = z.number().int().positive();
+
+export const ledgerMethods = {
+  'folder.open': method(
+    z.object({ folder: z.string().min(1).optional() }),
+    FolderInfoSchema,
+    'Open a runs folder (the current one when omitted): repair mirrors, import JSONL runs.',
+  ),
+  'folder.current': method(z.object({}), FolderInfoSchema.nullable(), 'The folder open now, if any.'),
+  'runs.list': method(z.object({}), z.array(RunSummarySchema), 'Every run with status, counts, head and findings.'),
+  'run.get': method(z.object({ run_id: RunId }), RunSummarySchema, 'One run.'),
+  'events.read': method(
+    z.object({
+      run_id: RunId,
+      from: seq.optional(),
+      to: seq.optional(),
+      kinds: z.array(z.string()).max(64).optional(),
+      limit: z.number().int().positive().max(100_000).optional(),
+    }),
+    z.object({ events: z.array(StoredEventSchema), head_seq: z.number().int() }),
+    'Events of a run by seq range and kind.',
+  ),
+  'events.search': method(
+    z.object({
+      run_id: RunId,
+      text: z.string().min(1).max(500),
+      from: z.number().int().nonnegative().optional(),
+      direction: z.enum(['forward', 'backward']).optional(),
+      limit: z.number().int().positive().max(10_000).optional(),
+    }),
+    z.object({ seqs: z.array(z.number().int()) }),
+    'Seqs whose kind or payload contains the text.',
+  ),
+  'events.append': method(
+    z.object({
+      run_id: RunId,
+      kind: z.string().min(1),
+      payload: z.record(z.string(), z.unknown()),
+      v: z.number().int().positive().optional(),
+    }),
+    StoredEventSchema,
+    'Append one event to an executed run (created when new); the ledger assigns seq and chain.',
+  ),
+  'run.verify': method(z.object({ run_id: RunId }), VerifyReportSchema, 'Recompute seq continuity and the chain of a run.'),
+  'run.findings': method(z.object({ run_id: RunId }), z.array(FindingSchema), 'Findings recorded for a run.'),
+} as const;
+
+export const ledgerPushes = {
+  'events.appended': z.object({ run_id: z.string(), from_seq: z.number().int(), to_seq: z.number().int() }),
+  'runs.changed': z.object({ run_ids: z.array(z.string()) }),
+  'job.progress': z.object({
+    job_id: z.string(),
+    label: z.string(),
+    done: z.number(),
+    total: z.number().nullable(),
+    finished: z.boolean(),
+    error: z.string().nullable().optional(),
+  }),
+} as const;

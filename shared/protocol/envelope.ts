@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { HASH_RE } from './chain';
+
+export const KIND_RE = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** One event as stored and as written to a JSONL line. */
+export const EnvelopeSchema = z.object({
+  seq: z.number().int().positive(),
+  run_id: z.string().min(1).max(200),
+  kind: z.string().regex(KIND_RE, 'kind must be a snake_case name'),
+  v: z.number().int().positive(),
+  at: z.string().min(1),
+  payload: z.record(z.string(), z.unknown()),
+  prev: z.string().regex(HASH_RE, 'prev must be 64 hex digits'),
+  hash: z.string().regex(HASH_RE, 'hash must be 64 hex digits'),
+  /** Present when the payload was redacted: the digest of the original, which the chain links. */
+  digest: z.string().regex(HASH_RE).optional(),
+});
+
+export type LedgerEvent = z.infer<typeof EnvelopeSchema>;
+
+/** What a writer hands to the ledger: seq, prev, hash and usually `at` are the ledger's to assign. */
+export interface NewEvent {
+  kind: string;
+  payload: Record<string, unknown>;
+  v?: number;
+  at?: string;
+}
+
+/** The JSONL line of an event: key order fixed so mirrors are byte-stable. */
+export function toJsonLine(e: LedgerEvent): string {
+  const o: Record<string, unknown> = {
+    seq: e.seq,
+    run_id: e.run_id,
+    kind: e.kind,
+    v: e.v,
+    at: e.at,
+    payload: e.payload,
+    prev: e.prev,
+    hash: e.hash,
+  };
+  if (e.digest !== undefined) o.digest = e.digest;
+  return JSON.stringify(o);
+}

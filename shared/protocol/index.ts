@@ -1,0 +1,6 @@
+export * from './canonical';
+export * from './chain';
+export * from './envelope';
+export * from './kinds';
+export * from './upcast';
+export * from './validate';
