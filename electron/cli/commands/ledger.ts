@@ -1,0 +1,130 @@
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import type { CliContext } from '../context';
+import { EXIT } from '../context';
+import { oneLine, table } from '../format';
+import { verifyFile } from '../../ingest';
+import type { z } from 'zod';
+import type { VerifyReportSchema } from '../../../shared/api/ledger';
+
+type VerifyReport = z.output<typeof VerifyReportSchema>;
+
+const positiveInt = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a whole number ≥ 1`);
+  return n;
+};
+
+function printFindings(ctx: CliContext, reports: VerifyReport[]): void {
+  const findings = reports.flatMap((r) => r.findings);
+  const ok = findings.length === 0;
+  ctx.print({ ok, runs: reports.map(({ findings: _f, ...r }) => r), findings }, () => {
+    const lines = reports.map(
+      (r) => `${r.findings.length === 0 ? 'ok  ' : 'FAIL'} ${r.run_id}: ${r.events} events, head seq ${r.head_seq} ${r.head_hash.slice(0, 16)}…${r.chained ? '' : ' (unchained)'}`,
+    );
+    for (const f of findings) {
+      lines.push(`  ${f.code}${f.seq !== null ? ` seq ${f.seq}` : ''}${f.file ? ` ${f.file}${f.line ? `:${f.line}` : ''}` : ''}: ${f.message}`);
+    }
+    return lines.join('\n');
+  });
+  if (!ok) ctx.setExit(EXIT.findings);
+}
+
+export function registerLedgerCommands(program: Command, ctx: CliContext): void {
+  program
+    .command('open [folder]')
+    .description('open a runs folder: create its ledger, repair mirrors, import JSONL runs written by other agents')
+    .action(async (folder: string | undefined) => {
+      if (folder) program.setOptionValue('folder', path.resolve(folder));
+      const svc = await ctx.service();
+      const info = await svc.invoke('folder.current', {});
+      ctx.print(info, () =>
+        [
+          `opened ${info?.folder}`,
+          `${info?.runs} runs; imported ${info?.imported.events} new events from ${info?.imported.files} files` +
+            (info?.imported.findings ? `, ${info.imported.findings} findings` : ''),
+          info?.mirrors_repaired.length ? `repaired mirrors: ${info.mirrors_repaired.join(', ')}` : '',
+        ]
+          .filter(Boolean)
+          .join('\n'),
+      );
+    });
+
+  program
+    .command('runs')
+    .description('list the runs of the folder')
+    .action(async () => {
+      const runs = await (await ctx.service()).invoke('runs.list', {});
+      ctx.print(runs, () =>
+        runs.length === 0
+          ? 'no runs yet: `proofloop run <task>` makes one, or put events.jsonl files in this folder'
+          : table(
+              runs.map((r) => [
+                r.run_id,
+                r.status,
+                r.source,
+                r.task_id,
+                r.variant,
+                r.event_count,
+                r.chained ? '' : 'unchained',
+                r.findings ? `${r.findings} findings` : '',
+                r.last_at,
+              ]),
+              ['RUN', 'STATUS', 'SOURCE', 'TASK', 'VARIANT', 'EVENTS', 'CHAIN', 'FINDINGS', 'LAST EVENT'],
+            ),
+      );
+    });
+
+  program
+    .command('events <run>')
+    .description('print the events of a run')
+    .option('--from <seq>', 'first seq', positiveInt('--from'))
+    .option('--to <seq>', 'last seq', positiveInt('--to'))
+    .option('--kind <kinds>', 'only these kinds (comma-separated)')
+    .action(async (run: string, o: { from?: number; to?: number; kind?: string }) => {
+      const svc = await ctx.service();
+      const kinds = o.kind ? o.kind.split(',').map((k) => k.trim()).filter(Boolean) : undefined;
+      const ledger = svc.ctx.ledger();
+      await svc.invoke('run.get', { run_id: run });
+      if (ctx.opts().json) {
+        // JSONL, streamed: a million events never sit in memory at once.
+        for (const e of ledger.iterate(run, { from: o.from, to: o.to, kinds })) process.stdout.write(JSON.stringify(e) + '\n');
+        return;
+      }
+      for (const e of ledger.iterate(run, { from: o.from, to: o.to, kinds })) {
+        process.stdout.write(`${String(e.seq).padStart(6)}  ${e.at}  ${e.kind.padEnd(16)} ${oneLine(e.payload, 110)}\n`);
+      }
+    });
+
+  program
+    .command('verify <target>')
+    .description('verify a run of the ledger (by id) or a JSONL file: seq continuity and hash chain')
+    .action(async (target: string) => {
+      const asFile = path.resolve(target);
+      if (existsSync(asFile) && statSync(asFile).isFile()) {
+        printFindings(ctx, await verifyFile(asFile));
+        return;
+      }
+      const report = await (await ctx.service()).invoke('run.verify', { run_id: target });
+      printFindings(ctx, [report]);
+    });
+
+  program
+    .command('append <run> <kind> <payload-json>')
+    .description('append one event to a run (created if new): how agents in any language write to the ledger')
+    .action(async (run: string, kind: string, payloadJson: string) => {
+      let payload: unknown;
+      try {
+        payload = JSON.parse(payloadJson);
+      } catch (e) {
+        throw new InvalidArgumentError(`payload-json is not JSON: ${(e as Error).message}`);
+      }
+      const event = await (await ctx.service()).invoke('events.append', {
+        run_id: run,
+        kind,
+        payload: payload as Record<string, unknown>,
+      });
+      ctx.print(event, () => `appended ${run} seq ${event.seq} ${event.kind} ${event.hash.slice(0, 16)}…`);
+    });
+}

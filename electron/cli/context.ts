@@ -1,0 +1,49 @@
+import type { Command } from 'commander';
+import { ProofloopService } from '../service/service';
+import type { Ledger } from '../ledger';
+
+/** Exit codes (README): 0 ok, 1 findings (verification failed, run did not pass), 2 usage or I/O error. */
+export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
+
+export interface CliContext {
+  /** The service with the --folder runs folder open (imports new JSONL bytes on first use). */
+  service(): Promise<ProofloopService>;
+  ledger(): Promise<Ledger>;
+  /** Global options as parsed. */
+  opts(): { folder: string; json: boolean; tasks?: string };
+  out(text: string): void;
+  /** Prints JSON or, on a terminal, the human form. */
+  print(value: unknown, human: () => string): void;
+  setExit(code: number): void;
+  /** Whether stdout is a terminal (progress lines go to stderr only then). */
+  tty: boolean;
+}
+
+export function createCliContext(program: Command): CliContext {
+  let svc: ProofloopService | null = null;
+  const ctx: CliContext = {
+    opts: () => {
+      const o = program.opts<{ folder?: string; json?: boolean; tasks?: string }>();
+      return { folder: o.folder ?? process.cwd(), json: o.json ?? false, tasks: o.tasks };
+    },
+    async service() {
+      if (!svc) {
+        svc = new ProofloopService({ tasksDir: ctx.opts().tasks });
+        await svc.openFolder(ctx.opts().folder);
+      }
+      return svc;
+    },
+    async ledger() {
+      return (await ctx.service()).ctx.ledger();
+    },
+    out: (text) => process.stdout.write(text.endsWith('\n') ? text : text + '\n'),
+    print(value, human) {
+      ctx.out(ctx.opts().json ? JSON.stringify(value, null, 2) : human());
+    },
+    setExit(code) {
+      process.exitCode = Math.max(Number(process.exitCode ?? 0), code);
+    },
+    tty: Boolean(process.stdout.isTTY),
+  };
+  return ctx;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { ProofloopError } from '../../shared/result';
+import { createCliContext, EXIT } from './context';
+import { registerLedgerCommands } from './commands/ledger';
+
+const VERSION = '0.1.0';
+
+export function buildProgram(): Command {
+  const program = new Command('proofloop')
+    .description(
+      'ProofLoop: inspect, verify, rerun and export AI-agent runs kept in an append-only, hash-chained ledger.\n' +
+        'Commands act on the runs folder given by --folder, else the current directory.',
+    )
+    .version(VERSION)
+    .option('--folder <dir>', 'runs folder (default: the current directory)')
+    .option('--json', 'print machine-readable JSON instead of text')
+    .option('--tasks <dir>', 'task catalog directory (default: the built-in tasks)')
+    .showHelpAfterError('(run `proofloop --help` for usage)')
+    .exitOverride();
+  const ctx = createCliContext(program);
+  registerLedgerCommands(program, ctx);
+  program.addHelpText(
+    'after',
+    `
+Exit codes: 0 ok; 1 findings (a verification failed, a run did not pass); 2 usage or I/O error.
+
+Examples:
+  proofloop open ./runs                         import every events.jsonl under ./runs
+  proofloop --folder ./runs runs                list runs
+  proofloop --folder ./runs events demo-001 --from 2 --kind model_proposed
+  proofloop --folder ./runs verify demo-001     verify a run; or: proofloop verify path/to/events.jsonl
+  proofloop --folder ./runs append my-run run_started '{"task_id":"t","goal":"g","agent":{"name":"me"}}'`,
+  );
+  return program;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    const msg = e instanceof ProofloopError ? e.message : (e as Error).stack ?? String(e);
+    process.stderr.write(`proofloop: ${msg}\n`);
+    return e instanceof ProofloopError && e.code === 'internal' ? EXIT.usage : EXIT.usage;
+  }
+}
+
+const isEntry = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (isEntry || process.env.PROOFLOOP_CLI_ENTRY === '1') {
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,76 @@
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ProofloopError } from '../../shared/result';
+import { verifyEvents } from '../ledger';
+import type { ServiceContext } from './context';
+import type { Handler as H } from './handler';
+
+
+function requireRun(ctx: ServiceContext, runId: string) {
+  const run = ctx.ledger().run(runId);
+  if (!run) throw new ProofloopError('not_found', `no run "${runId}" in ${ctx.folder()}`);
+  return run;
+}
+
+export function ledgerHandlers(ctx: ServiceContext) {
+  const list: H<'runs.list'> = () => ctx.ledger().runs();
+  const get: H<'run.get'> = ({ run_id }) => requireRun(ctx, run_id);
+  const read: H<'events.read'> = ({ run_id, from, to, kinds, limit }) => {
+    const run = requireRun(ctx, run_id);
+    const events = ctx.ledger().read(run_id, { from, to, kinds, limit: limit ?? 10_000 });
+    return { events, head_seq: run.head_seq };
+  };
+  const search: H<'events.search'> = ({ run_id, text, from, direction, limit }) => {
+    requireRun(ctx, run_id);
+    const db = ctx.ledger().db;
+    const backward = direction === 'backward';
+    const rows = db
+      .prepare(
+        `SELECT seq FROM events WHERE run_id = ? AND seq ${backward ? '<' : '>'} ?
+           AND (instr(lower(kind), lower(?)) > 0 OR instr(lower(payload), lower(?)) > 0)
+         ORDER BY seq ${backward ? 'DESC' : 'ASC'} LIMIT ?`,
+      )
+      .all(run_id, from ?? (backward ? Number.MAX_SAFE_INTEGER : 0), text, text, limit ?? 100) as { seq: number }[];
+    return { seqs: rows.map((r) => r.seq) };
+  };
+  const append: H<'events.append'> = ({ run_id, kind, payload, v }) => {
+    const w = ctx.ledger().writer(run_id, { label: 'append' });
+    try {
+      return w.append(kind, payload, { v });
+    } finally {
+      w.close();
+    }
+  };
+  const verify: H<'run.verify'> = ({ run_id }) => {
+    const run = requireRun(ctx, run_id);
+    const ledger = ctx.ledger();
+    const report = verifyEvents(run_id, ledger.iterate(run_id), {
+      expectedHead: { seq: run.head_seq, hash: run.head_hash },
+    });
+    // Problems found when the run was imported are part of its verdict too.
+    const recorded = ledger.findings(run_id);
+    const findings = [...recorded, ...report.findings];
+    return { ...report, chained: run.chained, ok: findings.length === 0, findings };
+  };
+  const findings: H<'run.findings'> = ({ run_id }) => {
+    requireRun(ctx, run_id);
+    return ctx.ledger().findings(run_id);
+  };
+  return {
+    'runs.list': list,
+    'run.get': get,
+    'events.read': read,
+    'events.search': search,
+    'events.append': append,
+    'run.verify': verify,
+    'run.findings': findings,
+  };
+}
+
+/** A folder argument must name an existing directory. */
+export function checkFolder(folder: string): string {
+  const abs = path.resolve(folder);
+  if (!existsSync(abs)) throw new ProofloopError('not_found', `folder ${abs} does not exist`);
+  if (!statSync(abs).isDirectory()) throw new ProofloopError('bad_args', `${abs} is not a folder`);
+  return abs;
+}

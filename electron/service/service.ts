@@ -1,0 +1,114 @@
+import { EventEmitter } from 'node:events';
+import path from 'node:path';
+import type { z } from 'zod';
+import { contract, isMethodName, type MethodName, type PushName, type PushOf } from '../../shared/api/contract';
+import { ProofloopError, type Result } from '../../shared/result';
+import { Ledger, repairMirrors } from '../ledger';
+import { ingestFolder } from '../ingest';
+import type { ServiceContext } from './context';
+import type { Handlers } from './handler';
+import { checkFolder, ledgerHandlers } from './ledger';
+
+export type PushListener = <P extends PushName>(channel: P, payload: PushOf<P>) => void;
+
+export interface ServiceOptions {
+  /** Task catalog directory; defaults to the built-in `tasks/`. */
+  tasksDir?: string;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(arguments)'}: ${i.message}`).join('; ');
+}
+
+/**
+ * The one implementation of the API. Electron IPC, HTTP (web mode) and the CLI only carry calls
+ * to `call`, which validates arguments against the contract and returns a Result.
+ */
+export class ProofloopService {
+  private current: Ledger | null = null;
+  private info: z.output<(typeof contract)['folder.open']['result']> | null = null;
+  private readonly pushes = new EventEmitter();
+  private readonly handlers: Handlers;
+  readonly ctx: ServiceContext;
+
+  constructor(private readonly opts: ServiceOptions = {}) {
+    this.pushes.setMaxListeners(100);
+    const ctx: ServiceContext = {
+      ledger: () => {
+        if (!this.current) throw new ProofloopError('not_found', 'no runs folder is open: open one first');
+        return this.current;
+      },
+      folder: () => ctx.ledger().folder,
+      emit: (channel, payload) => this.pushes.emit('push', channel, payload),
+      tasksDir: () => this.opts.tasksDir ?? path.resolve(import.meta.dirname, '..', '..', 'tasks'),
+    };
+    this.ctx = ctx;
+    this.handlers = {
+      'folder.open': ({ folder }) => this.openFolder(folder ?? process.cwd()),
+      'folder.current': () => this.info,
+      ...ledgerHandlers(ctx),
+    };
+  }
+
+  /** Opens a runs folder: its ledger, mirror repair, then import of JSONL runs written by others. */
+  async openFolder(folder: string) {
+    const abs = checkFolder(folder);
+    if (this.current?.folder !== abs) {
+      this.closeFolder();
+      this.current = Ledger.open(abs);
+      this.current.onAppend((runId, events) => {
+        if (events.length === 0) return;
+        this.ctx.emit('events.appended', { run_id: runId, from_seq: events[0]!.seq, to_seq: events.at(-1)!.seq });
+      });
+    }
+    const ledger = this.current;
+    const repaired = repairMirrors(ledger);
+    const imported = await ingestFolder(ledger, (p) =>
+      this.ctx.emit('job.progress', {
+        job_id: 'import',
+        label: `importing ${path.relative(abs, p.file) || p.file}`,
+        done: p.bytes,
+        total: p.total,
+        finished: p.bytes >= p.total,
+      }),
+    );
+    this.info = { folder: abs, runs: ledger.runs().length, imported, mirrors_repaired: repaired };
+    if (imported.events > 0) this.ctx.emit('runs.changed', { run_ids: [] });
+    return this.info;
+  }
+
+  closeFolder(): void {
+    this.current?.close();
+    this.current = null;
+    this.info = null;
+  }
+
+  onPush(fn: PushListener): () => void {
+    this.pushes.on('push', fn);
+    return () => this.pushes.off('push', fn);
+  }
+
+  /** Validates `rawArgs` against the contract, runs the handler, and never throws. */
+  async call(method: string, rawArgs: unknown): Promise<Result<unknown>> {
+    if (!isMethodName(method)) return { ok: false, error: { code: 'bad_args', message: `unknown method "${method}"` } };
+    const spec = contract[method];
+    const parsed = spec.args.safeParse(rawArgs ?? {});
+    if (!parsed.success) {
+      return { ok: false, error: { code: 'bad_args', message: `${method}: ${describeIssues(parsed.error)}` } };
+    }
+    try {
+      const handler = this.handlers[method] as (a: unknown) => unknown;
+      return { ok: true, value: await handler(parsed.data) };
+    } catch (e) {
+      if (e instanceof ProofloopError) return { ok: false, error: { code: e.code, message: e.message } };
+      return { ok: false, error: { code: 'internal', message: `${method}: ${(e as Error).message}` } };
+    }
+  }
+
+  /** Like `call` for in-process callers (CLI, main): throws the error instead of returning it. */
+  async invoke<M extends MethodName>(method: M, args: z.input<(typeof contract)[M]['args']>): Promise<z.output<(typeof contract)[M]['result']>> {
+    const r = await this.call(method, args);
+    if (!r.ok) throw new ProofloopError(r.error.code, r.error.message);
+    return r.value as z.output<(typeof contract)[M]['result']>;
+  }
+}
