@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { ProofloopError } from '../../shared/result';
 import { createCliContext, EXIT } from './context';
 import { registerLedgerCommands } from './commands/ledger';
+import { registerServeCommands } from './commands/serve';
 
 const VERSION = '0.1.0';
 
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
     .exitOverride();
   const ctx = createCliContext(program);
   registerLedgerCommands(program, ctx);
+  registerServeCommands(program, ctx);
   program.addHelpText(
     'after',
     `

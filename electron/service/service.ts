@@ -5,6 +5,7 @@ import { contract, isMethodName, type MethodName, type PushName, type PushOf } f
 import { ProofloopError, type Result } from '../../shared/result';
 import { Ledger, repairMirrors } from '../ledger';
 import { ingestFolder } from '../ingest';
+import { builtinTasksDir } from '../paths';
 import type { ServiceContext } from './context';
 import type { Handlers } from './handler';
 import { checkFolder, ledgerHandlers } from './ledger';
@@ -40,7 +41,7 @@ export class ProofloopService {
       },
       folder: () => ctx.ledger().folder,
       emit: (channel, payload) => this.pushes.emit('push', channel, payload),
-      tasksDir: () => this.opts.tasksDir ?? path.resolve(import.meta.dirname, '..', '..', 'tasks'),
+      tasksDir: () => this.opts.tasksDir ?? builtinTasksDir(),
     };
     this.ctx = ctx;
     this.handlers = {

@@ -1,0 +1,30 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import type { CliContext } from '../context';
+import { startWebServer } from '../../transports/http';
+import { rendererDir } from '../../paths';
+
+export function registerServeCommands(program: Command, ctx: CliContext): void {
+  program
+    .command('serve [folder]')
+    .description('web mode: serve the inspector on 127.0.0.1 for any browser (prints the URL with its token)')
+    .option('--port <port>', 'port (default: any free port)', (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('--port must be 0-65535');
+      return n;
+    })
+    .action(async (folder: string | undefined, o: { port?: number }) => {
+      if (folder) program.setOptionValue('folder', path.resolve(folder));
+      const svc = await ctx.service();
+      const server = await startWebServer(svc, { port: o.port, staticDir: rendererDir() });
+      ctx.print({ url: server.url, port: server.port, folder: svc.ctx.folder() }, () =>
+        `ProofLoop web mode for ${svc.ctx.folder()}\nopen ${server.url}\n(Ctrl-C to stop)`,
+      );
+      await new Promise<void>((resolve) => {
+        const stop = () => void server.close().then(resolve);
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+    });
+}

@@ -1,0 +1,76 @@
+import type { ArgsOf, MethodName, PushName, PushOf, ResultOf } from '../../shared/api/contract';
+import { PUSH_NAMES } from '../../shared/api/contract';
+import type { Result } from '../../shared/result';
+
+/** What the renderer knows of the main process: the contract's methods and pushes, nothing else. */
+export interface ApiClient {
+  readonly transport: 'ipc' | 'http';
+  call<M extends MethodName>(method: M, args: ArgsOf<M>): Promise<Result<ResultOf<M>>>;
+  subscribe<P extends PushName>(channel: P, fn: (payload: PushOf<P>) => void): () => void;
+}
+
+/** The surface the Electron preload exposes as `window.proofloop`. */
+export interface PreloadApi {
+  call(method: string, args: unknown): Promise<Result<unknown>>;
+  subscribe(channel: string, fn: (payload: unknown) => void): () => void;
+}
+
+declare global {
+  interface Window {
+    proofloop?: PreloadApi;
+  }
+}
+
+function ipcClient(api: PreloadApi): ApiClient {
+  return {
+    transport: 'ipc',
+    call: (method, args) => api.call(method, args) as Promise<Result<never>>,
+    subscribe: (channel, fn) => api.subscribe(channel, fn as (p: unknown) => void),
+  };
+}
+
+function httpClient(token: string, base = ''): ApiClient {
+  const listeners = new Map<string, Set<(p: unknown) => void>>();
+  let source: EventSource | null = null;
+  const ensureSource = () => {
+    if (source) return;
+    source = new EventSource(`${base}/api/events?token=${encodeURIComponent(token)}`);
+    for (const name of PUSH_NAMES) {
+      source.addEventListener(name, (ev) => {
+        const data = JSON.parse((ev as MessageEvent<string>).data) as unknown;
+        for (const fn of listeners.get(name) ?? []) fn(data);
+      });
+    }
+  };
+  return {
+    transport: 'http',
+    async call(method, args) {
+      try {
+        const res = await fetch(`${base}/api/${method}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-proofloop-token': token },
+          body: JSON.stringify(args ?? {}),
+        });
+        return (await res.json()) as Result<never>;
+      } catch (e) {
+        return { ok: false, error: { code: 'io', message: `cannot reach ProofLoop: ${(e as Error).message}` } };
+      }
+    },
+    subscribe(channel, fn) {
+      ensureSource();
+      const set = listeners.get(channel) ?? new Set();
+      set.add(fn as (p: unknown) => void);
+      listeners.set(channel, set);
+      return () => set.delete(fn as (p: unknown) => void);
+    },
+  };
+}
+
+/** Picks the transport at start: Electron's preload if present, else HTTP with the URL's token. */
+export function createClient(): ApiClient {
+  if (window.proofloop) return ipcClient(window.proofloop);
+  const params = new URLSearchParams(window.location.search);
+  const token = params.get('token') ?? sessionStorage.getItem('proofloop.token') ?? '';
+  if (token) sessionStorage.setItem('proofloop.token', token);
+  return httpClient(token);
+}

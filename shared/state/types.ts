@@ -1,0 +1,185 @@
+/**
+ * The run state a person reads at a seq: the projection of events 1..seq (DESIGN.md, "State at seq").
+ *
+ * Bounded on purpose. A run may have 1,000,000 events and a snapshot of the state is stored every K
+ * of them, so every list that grows with the run keeps full detail only for its most recent items
+ * (see STATE_CAPS) and says what it dropped: `{ items, total, dropped }`. Counts and sums stay exact.
+ * The state is plain JSON (no undefined, no Map, no class) so a snapshot round-trips exactly.
+ */
+
+/** How many recent items each growing list keeps. Part of PROJECTION_VERSION: change one, bump it. */
+export const STATE_CAPS = {
+  calls: 200,
+  context: 50,
+  files: 100,
+  denials: 50,
+  errors: 50,
+  verdicts: 20,
+  notes: 100,
+  annotations: 50,
+  resumes: 20,
+  unknown_recent: 20,
+  /** Distinct unknown kind names counted by name; more go to `unknown.other_kinds`. */
+  unknown_kinds: 50,
+  /** Characters of text (args, excerpts, content, patches, reasons) kept per item. */
+  text: 240,
+} as const;
+
+/** A list that keeps its most recent `items`; `total` ever added, `dropped` = total − items kept. */
+export interface Capped<T> {
+  items: T[];
+  total: number;
+  dropped: number;
+}
+
+export type RunStatus = 'empty' | 'running' | 'completed' | 'failed';
+
+export type CallStatus = 'proposed' | 'allowed' | 'denied' | 'running' | 'returned' | 'timed_out';
+
+export interface CallRecord {
+  call_id: string;
+  /** 1-based ordinal of the proposal in the run (the diff shows call ids as these). */
+  n: number;
+  tool: string;
+  /** The proposed args, or an excerpt `{ excerpt, chars }` when their JSON is longer than STATE_CAPS.text. */
+  args: unknown;
+  status: CallStatus;
+  proposed_seq: number | null;
+  tokens: number | null;
+  decision: { allowed: boolean; rule: string; reason: string | null; seq: number } | null;
+  invoked_seq: number | null;
+  result: {
+    status: string;
+    excerpt: string | null;
+    digest: string | null;
+    bytes: number | null;
+    seq: number;
+  } | null;
+  timed_out: { timeout_ms: number; seq: number } | null;
+  duration_ms: number | null;
+}
+
+export interface ContextEntry {
+  seq: number;
+  kind: string;
+  role: 'model' | 'tool' | 'context';
+  text: string;
+  tokens: number | null;
+}
+
+export interface FileRecord {
+  path: string;
+  changes: number;
+  first_seq: number;
+  last_seq: number;
+  /** Digest before the first change and after the latest one. */
+  before: string | null;
+  after: string | null;
+  patch: string | null;
+}
+
+export interface Denial {
+  seq: number;
+  call_id: string;
+  tool: string | null;
+  rule: string;
+  reason: string;
+}
+
+export interface ErrorRecord {
+  seq: number;
+  kind: string;
+  call_id: string | null;
+  message: string;
+}
+
+export interface Verdict {
+  seq: number;
+  passed: boolean;
+  tests_passed: number | null;
+  tests_failed: number | null;
+  command: string | null;
+}
+
+/** A contradiction between an event and the state: kept and noted, never thrown. */
+export interface Note {
+  seq: number;
+  kind: string;
+  code: NoteCode;
+  message: string;
+}
+
+export type NoteCode =
+  | 'before_start'
+  | 'after_end'
+  | 'started_twice'
+  | 'invalid_payload'
+  | 'unknown_call'
+  | 'duplicate_call'
+  | 'decided_twice'
+  | 'invoked_without_allow'
+  | 'result_without_invoke'
+  | 'result_twice'
+  | 'annotates_future'
+  | 'run_id_mismatch'
+  | 'seq_not_next';
+
+export interface RunState {
+  /** PROJECTION_VERSION that produced this state. */
+  projection: string;
+  run_id: string;
+  /** Last seq folded (0 before any event). */
+  seq: number;
+  status: RunStatus;
+  /** Why the run stopped (or what stops it), in a sentence; null while it runs normally. */
+  why: string | null;
+  ended: {
+    seq: number;
+    kind: string;
+    outcome: string | null;
+    reason: string | null;
+    error_type: string | null;
+  } | null;
+  started_at: string | null;
+  last_at: string | null;
+  task: { task_id: string; goal: string; policy_digest: string | null; mode: string | null; of: string | null } | null;
+  agent: { name: string; variant: string | null; seed: number | null } | null;
+  /** Steps taken: model proposals. */
+  step: number;
+  budget: {
+    limits: Record<string, number>;
+    used: { steps: number; tokens: number; wall_ms: number };
+    /** Budgets whose use reached their limit, by name. */
+    over: string[];
+    exhausted: { budget: string; limit: number; used: number; seq: number } | null;
+  };
+  context: Capped<ContextEntry> & { tokens: number | null };
+  calls: Capped<CallRecord> & { open: number };
+  files: Capped<FileRecord> & { changes: number };
+  denials: Capped<Denial>;
+  errors: Capped<ErrorRecord>;
+  verdicts: Capped<Verdict> & { passed: number; failed: number; last: Verdict | null };
+  annotations: Capped<{ seq: number; target_seq: number; note: string }>;
+  resumes: Capped<{ seq: number; from_seq: number }>;
+  /** Events of every kind, by kind (unknown kinds beyond STATE_CAPS.unknown_kinds are in unknown.other). */
+  counts: Record<string, number>;
+  unknown: Capped<{ seq: number; kind: string }> & { kinds: Record<string, number>; other: number };
+  notes: Capped<Note>;
+  caps: typeof STATE_CAPS;
+}
+
+/** What evolve reads from an event: the envelope without its chain fields. */
+export interface FoldEvent {
+  seq: number;
+  run_id: string;
+  kind: string;
+  v: number;
+  at: string;
+  payload: Record<string, unknown>;
+}
+
+export interface Change {
+  path: string;
+  old?: unknown;
+  new?: unknown;
+}
