@@ -3,10 +3,31 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-const nodeOnly = ['node:*', 'fs', 'path', 'os', 'crypto', 'child_process', 'electron', 'better-sqlite3', 'chokidar'];
+const nodeOnly = [
+  'node:*',
+  'fs',
+  'path',
+  'os',
+  'crypto',
+  'child_process',
+  'electron',
+  'better-sqlite3',
+  'chokidar',
+];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'release/**', 'node_modules/**', 'test/fixtures/**', 'tasks/**', 'test-results/**', 'test/artifacts/**', 'bench/out/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'release/**',
+      'node_modules/**',
+      'test/fixtures/**',
+      'tasks/**',
+      'test-results/**',
+      'test/artifacts/**',
+      'bench/out/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -25,7 +46,10 @@ export default tseslint.config(
         {
           patterns: [
             { group: nodeOnly, message: 'shared/ is pure TypeScript: no Node, Electron or SQLite.' },
-            { group: ['**/electron/**', '**/renderer/**'], message: 'shared/ imports nothing from electron/ or renderer/.' },
+            {
+              group: ['**/electron/**', '**/renderer/**'],
+              message: 'shared/ imports nothing from electron/ or renderer/.',
+            },
           ],
         },
       ],
@@ -39,7 +63,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: nodeOnly, message: 'The renderer is untrusted and has no Node: talk to the API instead.' },
+            {
+              group: nodeOnly,
+              message: 'The renderer is untrusted and has no Node: talk to the API instead.',
+            },
             { group: ['**/electron/**'], message: 'renderer/ imports only shared/.' },
           ],
         },

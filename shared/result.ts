@@ -18,7 +18,10 @@ export interface ApiError {
 export type Result<T> = { ok: true; value: T } | { ok: false; error: ApiError };
 
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
-export const err = (code: ErrorCode, message: string): Result<never> => ({ ok: false, error: { code, message } });
+export const err = (code: ErrorCode, message: string): Result<never> => ({
+  ok: false,
+  error: { code, message },
+});
 
 /** An error carrying a code the UI and CLI can act on; transports turn it into a Result. */
 export class ProofloopError extends Error {

@@ -1,8 +1,18 @@
 /** Small helpers for human (terminal) output. */
-export function table(rows: readonly (readonly (string | number | null | undefined)[])[], header: readonly string[]): string {
+export function table(
+  rows: readonly (readonly (string | number | null | undefined)[])[],
+  header: readonly string[],
+): string {
   const all = [header, ...rows].map((r) => r.map((c) => (c === null || c === undefined ? '' : String(c))));
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  return all.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+  return all
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 export function oneLine(value: unknown, max = 100): string {

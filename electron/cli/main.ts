@@ -46,7 +46,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (e instanceof CommanderError) {
       return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    const msg = e instanceof ProofloopError ? e.message : (e as Error).stack ?? String(e);
+    const msg = e instanceof ProofloopError ? e.message : ((e as Error).stack ?? String(e));
     process.stderr.write(`proofloop: ${msg}\n`);
     return e instanceof ProofloopError && e.code === 'internal' ? EXIT.usage : EXIT.usage;
   }

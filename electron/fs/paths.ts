@@ -37,7 +37,10 @@ export function resolveInside(root: string, requested: string, what = 'path'): s
   }
   const real = realish(target);
   if (!isWithin(realRoot, real)) {
-    throw new ProofloopError('forbidden_path', `${what} "${requested}" leads outside ${root} through a symbolic link`);
+    throw new ProofloopError(
+      'forbidden_path',
+      `${what} "${requested}" leads outside ${root} through a symbolic link`,
+    );
   }
   return real;
 }

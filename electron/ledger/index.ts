@@ -1,4 +1,11 @@
-export { Ledger, RunWriter, rowToEvent, type LedgerReader, type CreateRunOptions, type AppendListener } from './ledger';
+export {
+  Ledger,
+  RunWriter,
+  rowToEvent,
+  type LedgerReader,
+  type CreateRunOptions,
+  type AppendListener,
+} from './ledger';
 export { ChainVerifier, verifyEvents, type VerifyReport } from './verify';
 export { repairMirrors } from './mirror';
 export { ledgerPath } from './open';

@@ -127,7 +127,10 @@ export class Ledger implements LedgerReader {
 
   createRun(runId: string, opts: CreateRunOptions = {}): void {
     if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(runId)) {
-      throw new ProofloopError('bad_args', `run id "${runId}" must be 1-200 letters, digits, '.', '_', ':' or '-'`);
+      throw new ProofloopError(
+        'bad_args',
+        `run id "${runId}" must be 1-200 letters, digits, '.', '_', ':' or '-'`,
+      );
     }
     const r = this.db
       .prepare(
@@ -202,7 +205,8 @@ export class Ledger implements LedgerReader {
   }
 
   private prepare(item: NewEvent) {
-    if (!KIND_RE.test(item.kind)) throw new ProofloopError('bad_args', `kind "${item.kind}" must be a snake_case name`);
+    if (!KIND_RE.test(item.kind))
+      throw new ProofloopError('bad_args', `kind "${item.kind}" must be a snake_case name`);
     if (item.payload === null || typeof item.payload !== 'object' || Array.isArray(item.payload)) {
       throw new ProofloopError('bad_args', `payload of ${item.kind} must be a JSON object`);
     }
@@ -310,7 +314,9 @@ export class Ledger implements LedgerReader {
   }
 
   addFindings(runId: string | null, findings: readonly Finding[]): void {
-    const ins = this.db.prepare('INSERT INTO findings (run_id, file, line, seq, code, message) VALUES (?, ?, ?, ?, ?, ?)');
+    const ins = this.db.prepare(
+      'INSERT INTO findings (run_id, file, line, seq, code, message) VALUES (?, ?, ?, ?, ?, ?)',
+    );
     this.db.transaction(() => {
       for (const f of findings) ins.run(runId, f.file, f.line, f.seq, f.code, f.message);
     })();
@@ -326,7 +332,11 @@ export class RunWriter {
     private readonly token: string,
   ) {}
 
-  append(kind: string, payload: Record<string, unknown>, opts: { v?: number; at?: string } = {}): StoredEvent {
+  append(
+    kind: string,
+    payload: Record<string, unknown>,
+    opts: { v?: number; at?: string } = {},
+  ): StoredEvent {
     return this.appendBatch([{ kind, payload, ...opts }])[0]!;
   }
 

@@ -1,4 +1,13 @@
-import { closeSync, existsSync, ftruncateSync, openSync, readSync, fstatSync, appendFileSync, mkdirSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  fstatSync,
+  appendFileSync,
+  mkdirSync,
+} from 'node:fs';
 import path from 'node:path';
 import { toJsonLine } from '../../shared/protocol';
 import type { Ledger } from './ledger';

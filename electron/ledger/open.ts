@@ -12,7 +12,10 @@ export function ledgerPath(folder: string): string {
 }
 
 /** Opens (creating if needed) a ledger database with the durability settings of DESIGN.md. */
-export function openDatabase(file: string, opts: { readonly?: boolean; migrations?: readonly Migration[] } = {}): Db {
+export function openDatabase(
+  file: string,
+  opts: { readonly?: boolean; migrations?: readonly Migration[] } = {},
+): Db {
   if (!opts.readonly) mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   let db: Db;
   try {
@@ -51,7 +54,10 @@ export function migrate(db: Db, file: string, migrations: readonly Migration[]):
   for (const a of applied) {
     const m = migrations.find((x) => x.version === a.version);
     if (m && sha256Hex(m.sql) !== a.sha256) {
-      throw new ProofloopError('invalid_input', `${file}: migration ${a.version} (${a.name}) was edited after it was applied`);
+      throw new ProofloopError(
+        'invalid_input',
+        `${file}: migration ${a.version} (${a.name}) was edited after it was applied`,
+      );
     }
   }
   const pending = migrations.filter((m) => m.version > current);

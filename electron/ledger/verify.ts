@@ -35,8 +35,19 @@ export class ChainVerifier {
   push(e: LedgerEvent & { redacted?: boolean }, line: number | null = null): void {
     this.count += 1;
     if (e.seq !== this.expectSeq) {
-      const code = e.seq < this.expectSeq ? (e.seq === this.expectSeq - 1 ? 'seq_duplicate' : 'seq_out_of_order') : 'seq_gap';
-      this.add({ code, file: this.file, line, seq: e.seq, message: `expected seq ${this.expectSeq}, found ${e.seq}` });
+      const code =
+        e.seq < this.expectSeq
+          ? e.seq === this.expectSeq - 1
+            ? 'seq_duplicate'
+            : 'seq_out_of_order'
+          : 'seq_gap';
+      this.add({
+        code,
+        file: this.file,
+        line,
+        seq: e.seq,
+        message: `expected seq ${this.expectSeq}, found ${e.seq}`,
+      });
     }
     // A redacted event carries the digest of its original content; any other is recomputed.
     const digest = e.digest ?? eventDigest(e, sha256Hex);

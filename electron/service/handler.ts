@@ -2,6 +2,8 @@ import type { z } from 'zod';
 import type { Contract, MethodName, ResultOf } from '../../shared/api/contract';
 
 /** The implementation of one contract method: parsed arguments in, its result out. */
-export type Handler<M extends MethodName> = (args: z.output<Contract[M]['args']>) => ResultOf<M> | Promise<ResultOf<M>>;
+export type Handler<M extends MethodName> = (
+  args: z.output<Contract[M]['args']>,
+) => ResultOf<M> | Promise<ResultOf<M>>;
 
 export type Handlers = { [M in MethodName]: Handler<M> };

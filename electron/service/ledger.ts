@@ -5,7 +5,6 @@ import { verifyEvents } from '../ledger';
 import type { ServiceContext } from './context';
 import type { Handler as H } from './handler';
 
-
 function requireRun(ctx: ServiceContext, runId: string) {
   const run = ctx.ledger().run(runId);
   if (!run) throw new ProofloopError('not_found', `no run "${runId}" in ${ctx.folder()}`);
@@ -30,7 +29,9 @@ export function ledgerHandlers(ctx: ServiceContext) {
            AND (instr(lower(kind), lower(?)) > 0 OR instr(lower(payload), lower(?)) > 0)
          ORDER BY seq ${backward ? 'DESC' : 'ASC'} LIMIT ?`,
       )
-      .all(run_id, from ?? (backward ? Number.MAX_SAFE_INTEGER : 0), text, text, limit ?? 100) as { seq: number }[];
+      .all(run_id, from ?? (backward ? Number.MAX_SAFE_INTEGER : 0), text, text, limit ?? 100) as {
+      seq: number;
+    }[];
     return { seqs: rows.map((r) => r.seq) };
   };
   const append: H<'events.append'> = ({ run_id, kind, payload, v }) => {

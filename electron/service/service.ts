@@ -1,7 +1,13 @@
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import type { z } from 'zod';
-import { contract, isMethodName, type MethodName, type PushName, type PushOf } from '../../shared/api/contract';
+import {
+  contract,
+  isMethodName,
+  type MethodName,
+  type PushName,
+  type PushOf,
+} from '../../shared/api/contract';
 import { ProofloopError, type Result } from '../../shared/result';
 import { Ledger, repairMirrors } from '../ledger';
 import { ingestFolder } from '../ingest';
@@ -17,8 +23,16 @@ export interface ServiceOptions {
   tasksDir?: string;
 }
 
+/**
+ * Who is calling. The renderer is untrusted: it may only open folders that a local caller (the
+ * CLI, a native dialog, a menu, a drop on the window) opened or trusted first.
+ */
+export type CallOrigin = 'local' | 'renderer';
+
 function describeIssues(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(arguments)'}: ${i.message}`).join('; ');
+  return error.issues
+    .map((i) => `${i.path.length ? i.path.join('.') : '(arguments)'}: ${i.message}`)
+    .join('; ');
 }
 
 /**
@@ -30,6 +44,8 @@ export class ProofloopService {
   private info: z.output<(typeof contract)['folder.open']['result']> | null = null;
   private readonly pushes = new EventEmitter();
   private readonly handlers: Handlers;
+  private readonly trusted = new Set<string>();
+  private readonly recent: string[] = [];
   readonly ctx: ServiceContext;
 
   constructor(private readonly opts: ServiceOptions = {}) {
@@ -47,6 +63,7 @@ export class ProofloopService {
     this.handlers = {
       'folder.open': ({ folder }) => this.openFolder(folder ?? process.cwd()),
       'folder.current': () => this.info,
+      'folder.recent': () => [...this.recent],
       ...ledgerHandlers(ctx),
     };
   }
@@ -54,12 +71,17 @@ export class ProofloopService {
   /** Opens a runs folder: its ledger, mirror repair, then import of JSONL runs written by others. */
   async openFolder(folder: string) {
     const abs = checkFolder(folder);
+    this.trustFolder(abs);
     if (this.current?.folder !== abs) {
       this.closeFolder();
       this.current = Ledger.open(abs);
       this.current.onAppend((runId, events) => {
         if (events.length === 0) return;
-        this.ctx.emit('events.appended', { run_id: runId, from_seq: events[0]!.seq, to_seq: events.at(-1)!.seq });
+        this.ctx.emit('events.appended', {
+          run_id: runId,
+          from_seq: events[0]!.seq,
+          to_seq: events.at(-1)!.seq,
+        });
       });
     }
     const ledger = this.current;
@@ -78,6 +100,16 @@ export class ProofloopService {
     return this.info;
   }
 
+  /** Marks a folder as one the renderer may open (picked in a dialog, recent, dropped). */
+  trustFolder(folder: string): void {
+    const abs = path.resolve(folder);
+    this.trusted.add(abs);
+    const i = this.recent.indexOf(abs);
+    if (i >= 0) this.recent.splice(i, 1);
+    this.recent.unshift(abs);
+    this.recent.length = Math.min(this.recent.length, 10);
+  }
+
   closeFolder(): void {
     this.current?.close();
     this.current = null;
@@ -90,12 +122,28 @@ export class ProofloopService {
   }
 
   /** Validates `rawArgs` against the contract, runs the handler, and never throws. */
-  async call(method: string, rawArgs: unknown): Promise<Result<unknown>> {
-    if (!isMethodName(method)) return { ok: false, error: { code: 'bad_args', message: `unknown method "${method}"` } };
+  async call(method: string, rawArgs: unknown, origin: CallOrigin = 'local'): Promise<Result<unknown>> {
+    if (!isMethodName(method))
+      return { ok: false, error: { code: 'bad_args', message: `unknown method "${method}"` } };
     const spec = contract[method];
     const parsed = spec.args.safeParse(rawArgs ?? {});
     if (!parsed.success) {
-      return { ok: false, error: { code: 'bad_args', message: `${method}: ${describeIssues(parsed.error)}` } };
+      return {
+        ok: false,
+        error: { code: 'bad_args', message: `${method}: ${describeIssues(parsed.error)}` },
+      };
+    }
+    if (origin === 'renderer' && method === 'folder.open') {
+      const wanted = path.resolve((parsed.data as { folder?: string }).folder ?? '');
+      if (!this.trusted.has(wanted)) {
+        return {
+          ok: false,
+          error: {
+            code: 'forbidden_path',
+            message: `folder ${wanted} was not chosen by the user: open it from the File menu or the command line`,
+          },
+        };
+      }
     }
     try {
       const handler = this.handlers[method] as (a: unknown) => unknown;
@@ -107,7 +155,10 @@ export class ProofloopService {
   }
 
   /** Like `call` for in-process callers (CLI, main): throws the error instead of returning it. */
-  async invoke<M extends MethodName>(method: M, args: z.input<(typeof contract)[M]['args']>): Promise<z.output<(typeof contract)[M]['result']>> {
+  async invoke<M extends MethodName>(
+    method: M,
+    args: z.input<(typeof contract)[M]['args']>,
+  ): Promise<z.output<(typeof contract)[M]['result']>> {
     const r = await this.call(method, args);
     if (!r.ok) throw new ProofloopError(r.error.code, r.error.message);
     return r.value as z.output<(typeof contract)[M]['result']>;

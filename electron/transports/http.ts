@@ -76,20 +76,35 @@ export async function startWebServer(
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const host = req.headers.host ?? '';
     if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) {
-      send(res, 403, { ok: false, error: { code: 'unauthorized', message: `Host "${host}" refused: web mode answers on 127.0.0.1:${port} only` } });
+      send(res, 403, {
+        ok: false,
+        error: {
+          code: 'unauthorized',
+          message: `Host "${host}" refused: web mode answers on 127.0.0.1:${port} only`,
+        },
+      });
       return;
     }
     const url = new URL(req.url ?? '/', `http://${host}`);
     if (url.pathname.startsWith('/api/')) {
       const given = (req.headers['x-proofloop-token'] as string | undefined) ?? url.searchParams.get('token');
       if (!tokenMatches(token, given)) {
-        send(res, 401, { ok: false, error: { code: 'unauthorized', message: 'missing or wrong token: use the URL printed by `proofloop serve`' } });
+        send(res, 401, {
+          ok: false,
+          error: {
+            code: 'unauthorized',
+            message: 'missing or wrong token: use the URL printed by `proofloop serve`',
+          },
+        });
         return;
       }
       if (url.pathname === '/api/events' && req.method === 'GET') return sse(req, res);
       const name = decodeURIComponent(url.pathname.slice('/api/'.length));
       if (req.method !== 'POST') {
-        send(res, 405, { ok: false, error: { code: 'bad_args', message: 'API calls are POST /api/<method> with JSON arguments' } });
+        send(res, 405, {
+          ok: false,
+          error: { code: 'bad_args', message: 'API calls are POST /api/<method> with JSON arguments' },
+        });
         return;
       }
       if (!isMethodName(name)) {
@@ -101,10 +116,13 @@ export async function startWebServer(
         const body = await readBody(req);
         args = body.trim() === '' ? {} : JSON.parse(body);
       } catch (e) {
-        send(res, 400, { ok: false, error: { code: 'bad_args', message: `body of ${name}: ${(e as Error).message}` } });
+        send(res, 400, {
+          ok: false,
+          error: { code: 'bad_args', message: `body of ${name}: ${(e as Error).message}` },
+        });
         return;
       }
-      const result = await service.call(name, args);
+      const result = await service.call(name, args, 'renderer');
       send(res, result.ok ? 200 : result.error.code === 'internal' ? 500 : 400, result);
       return;
     }
@@ -131,7 +149,10 @@ export async function startWebServer(
 
   function serveStatic(pathname: string, res: ServerResponse): void {
     if (!staticDir) {
-      send(res, 404, { ok: false, error: { code: 'not_found', message: 'no renderer build: run `npm run build`' } });
+      send(res, 404, {
+        ok: false,
+        error: { code: 'not_found', message: 'no renderer build: run `npm run build`' },
+      });
       return;
     }
     const rel = pathname === '/' ? 'index.html' : decodeURIComponent(pathname).replace(/^\/+/, '');

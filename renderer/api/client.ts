@@ -7,6 +7,11 @@ export interface ApiClient {
   readonly transport: 'ipc' | 'http';
   call<M extends MethodName>(method: M, args: ArgsOf<M>): Promise<Result<ResultOf<M>>>;
   subscribe<P extends PushName>(channel: P, fn: (payload: PushOf<P>) => void): () => void;
+  /**
+   * Untyped call by name, for methods the renderer was built to use before they landed in the
+   * contract. Same transport and Result as `call`; prefer `call` for anything in the contract.
+   */
+  callRaw(method: string, args: unknown): Promise<Result<unknown>>;
 }
 
 /** The surface the Electron preload exposes as `window.proofloop`. */
@@ -25,6 +30,7 @@ function ipcClient(api: PreloadApi): ApiClient {
   return {
     transport: 'ipc',
     call: (method, args) => api.call(method, args) as Promise<Result<never>>,
+    callRaw: (method, args) => api.call(method, args),
     subscribe: (channel, fn) => api.subscribe(channel, fn as (p: unknown) => void),
   };
 }
@@ -42,20 +48,22 @@ function httpClient(token: string, base = ''): ApiClient {
       });
     }
   };
+  async function callRaw(method: string, args: unknown): Promise<Result<unknown>> {
+    try {
+      const res = await fetch(`${base}/api/${method}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-proofloop-token': token },
+        body: JSON.stringify(args ?? {}),
+      });
+      return (await res.json()) as Result<unknown>;
+    } catch (e) {
+      return { ok: false, error: { code: 'io', message: `cannot reach ProofLoop: ${(e as Error).message}` } };
+    }
+  }
   return {
     transport: 'http',
-    async call(method, args) {
-      try {
-        const res = await fetch(`${base}/api/${method}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-proofloop-token': token },
-          body: JSON.stringify(args ?? {}),
-        });
-        return (await res.json()) as Result<never>;
-      } catch (e) {
-        return { ok: false, error: { code: 'io', message: `cannot reach ProofLoop: ${(e as Error).message}` } };
-      }
-    },
+    call: (method, args) => callRaw(method, args) as Promise<Result<never>>,
+    callRaw,
     subscribe(channel, fn) {
       ensureSource();
       const set = listeners.get(channel) ?? new Set();

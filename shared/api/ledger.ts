@@ -60,7 +60,12 @@ export const ledgerMethods = {
     'Open a runs folder (the current one when omitted): repair mirrors, import JSONL runs.',
   ),
   'folder.current': method(z.object({}), FolderInfoSchema.nullable(), 'The folder open now, if any.'),
-  'runs.list': method(z.object({}), z.array(RunSummarySchema), 'Every run with status, counts, head and findings.'),
+  'folder.recent': method(z.object({}), z.array(z.string()), 'Folders opened before, newest first.'),
+  'runs.list': method(
+    z.object({}),
+    z.array(RunSummarySchema),
+    'Every run with status, counts, head and findings.',
+  ),
   'run.get': method(z.object({ run_id: RunId }), RunSummarySchema, 'One run.'),
   'events.read': method(
     z.object({
@@ -94,11 +99,22 @@ export const ledgerMethods = {
     StoredEventSchema,
     'Append one event to an executed run (created when new); the ledger assigns seq and chain.',
   ),
-  'run.verify': method(z.object({ run_id: RunId }), VerifyReportSchema, 'Recompute seq continuity and the chain of a run.'),
+  'run.verify': method(
+    z.object({ run_id: RunId }),
+    VerifyReportSchema,
+    'Recompute seq continuity and the chain of a run.',
+  ),
   'run.findings': method(z.object({ run_id: RunId }), z.array(FindingSchema), 'Findings recorded for a run.'),
 } as const;
 
 export const ledgerPushes = {
+  /** Another folder was opened (menu, drag-and-drop): reload everything. */
+  'folder.changed': z.object({ folder: z.string() }),
+  /** A native menu asked the UI to do something (e.g. `export-bundle`). */
+  'ui.command': z.object({
+    command: z.enum(['export-bundle', 'open-run', 'compare']),
+    run_id: z.string().optional(),
+  }),
   'events.appended': z.object({ run_id: z.string(), from_seq: z.number().int(), to_seq: z.number().int() }),
   'runs.changed': z.object({ run_ids: z.array(z.string()) }),
   'job.progress': z.object({

@@ -8,7 +8,11 @@ export interface MethodSpec<A extends z.ZodType = z.ZodType, R extends z.ZodType
   doc: string;
 }
 
-export const method = <A extends z.ZodType, R extends z.ZodType>(args: A, result: R, doc: string): MethodSpec<A, R> => ({
+export const method = <A extends z.ZodType, R extends z.ZodType>(
+  args: A,
+  result: R,
+  doc: string,
+): MethodSpec<A, R> => ({
   args,
   result,
   doc,

@@ -18,7 +18,9 @@ export interface DigestFields {
 
 /** digest = sha256(JCS({seq, run_id, kind, v, at, payload})) */
 export function eventDigest(e: DigestFields, sha256: Sha256Hex): string {
-  return sha256(canonicalJson({ seq: e.seq, run_id: e.run_id, kind: e.kind, v: e.v, at: e.at, payload: e.payload }));
+  return sha256(
+    canonicalJson({ seq: e.seq, run_id: e.run_id, kind: e.kind, v: e.v, at: e.at, payload: e.payload }),
+  );
 }
 
 /**

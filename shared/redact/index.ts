@@ -1,7 +1,39 @@
 /**
- * The redaction engine's entry for the ledger: credentials are replaced before anything is
- * appended. Placeholder until the detectors land (issue 6): it returns the payload unchanged.
+ * The redaction engine. `redactCredentials` is the ledger's entry: credentials are replaced before
+ * anything is appended. Export uses `createRedactor('share', …)` and checks its own output with
+ * `scanForSecrets`.
+ */
+import { createRedactor } from './engine';
+
+export {
+  createRedactor,
+  scanForSecrets,
+  type RedactContext,
+  type RedactProfile,
+  type RedactResult,
+  type Redactor,
+  type RedactorOptions,
+  type ReducedText,
+  type SecretFinding,
+} from './engine';
+export {
+  CREDENTIAL_DETECTORS,
+  FULL_TEXT_RULE,
+  SENSITIVE_KEY_RULE,
+  SHARE_DETECTORS,
+  isPlaceholder,
+  isProtectedValue,
+  isSensitiveKey,
+  type Detector,
+} from './detectors';
+export { RedactRulesFileSchema, parseJsonPath, parseRedactRules, type RedactRule, type RedactRules } from './rules';
+
+/**
+ * Replaces credentials anywhere in a JSON value (deep). Placeholders are numbered per call (`#1` for
+ * the first distinct value of each rule), so the same input always gives the same output. The input
+ * is never mutated; when `hits` is 0 the value returned is the input itself.
  */
 export function redactCredentials<T>(value: T): { value: T; hits: number } {
-  return { value, hits: 0 };
+  const r = createRedactor('credentials').redactValue(value);
+  return { value: r.value, hits: r.hits };
 }

@@ -21,10 +21,13 @@ function printFindings(ctx: CliContext, reports: VerifyReport[]): void {
   const ok = findings.length === 0;
   ctx.print({ ok, runs: reports.map(({ findings: _f, ...r }) => r), findings }, () => {
     const lines = reports.map(
-      (r) => `${r.findings.length === 0 ? 'ok  ' : 'FAIL'} ${r.run_id}: ${r.events} events, head seq ${r.head_seq} ${r.head_hash.slice(0, 16)}…${r.chained ? '' : ' (unchained)'}`,
+      (r) =>
+        `${r.findings.length === 0 ? 'ok  ' : 'FAIL'} ${r.run_id}: ${r.events} events, head seq ${r.head_seq} ${r.head_hash.slice(0, 16)}…${r.chained ? '' : ' (unchained)'}`,
     );
     for (const f of findings) {
-      lines.push(`  ${f.code}${f.seq !== null ? ` seq ${f.seq}` : ''}${f.file ? ` ${f.file}${f.line ? `:${f.line}` : ''}` : ''}: ${f.message}`);
+      lines.push(
+        `  ${f.code}${f.seq !== null ? ` seq ${f.seq}` : ''}${f.file ? ` ${f.file}${f.line ? `:${f.line}` : ''}` : ''}: ${f.message}`,
+      );
     }
     return lines.join('\n');
   });
@@ -34,7 +37,9 @@ function printFindings(ctx: CliContext, reports: VerifyReport[]): void {
 export function registerLedgerCommands(program: Command, ctx: CliContext): void {
   program
     .command('open [folder]')
-    .description('open a runs folder: create its ledger, repair mirrors, import JSONL runs written by other agents')
+    .description(
+      'open a runs folder: create its ledger, repair mirrors, import JSONL runs written by other agents',
+    )
     .action(async (folder: string | undefined) => {
       if (folder) program.setOptionValue('folder', path.resolve(folder));
       const svc = await ctx.service();
@@ -84,16 +89,24 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
     .option('--kind <kinds>', 'only these kinds (comma-separated)')
     .action(async (run: string, o: { from?: number; to?: number; kind?: string }) => {
       const svc = await ctx.service();
-      const kinds = o.kind ? o.kind.split(',').map((k) => k.trim()).filter(Boolean) : undefined;
+      const kinds = o.kind
+        ? o.kind
+            .split(',')
+            .map((k) => k.trim())
+            .filter(Boolean)
+        : undefined;
       const ledger = svc.ctx.ledger();
       await svc.invoke('run.get', { run_id: run });
       if (ctx.opts().json) {
         // JSONL, streamed: a million events never sit in memory at once.
-        for (const e of ledger.iterate(run, { from: o.from, to: o.to, kinds })) process.stdout.write(JSON.stringify(e) + '\n');
+        for (const e of ledger.iterate(run, { from: o.from, to: o.to, kinds }))
+          process.stdout.write(JSON.stringify(e) + '\n');
         return;
       }
       for (const e of ledger.iterate(run, { from: o.from, to: o.to, kinds })) {
-        process.stdout.write(`${String(e.seq).padStart(6)}  ${e.at}  ${e.kind.padEnd(16)} ${oneLine(e.payload, 110)}\n`);
+        process.stdout.write(
+          `${String(e.seq).padStart(6)}  ${e.at}  ${e.kind.padEnd(16)} ${oneLine(e.payload, 110)}\n`,
+        );
       }
     });
 
@@ -120,7 +133,9 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
       } catch (e) {
         throw new InvalidArgumentError(`payload-json is not JSON: ${(e as Error).message}`);
       }
-      const event = await (await ctx.service()).invoke('events.append', {
+      const event = await (
+        await ctx.service()
+      ).invoke('events.append', {
         run_id: run,
         kind,
         payload: payload as Record<string, unknown>,

@@ -1,4 +1,6 @@
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { openDefaultFolder } from '../../shell/first-run';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { CliContext } from '../context';
@@ -11,15 +13,23 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
     .description('web mode: serve the inspector on 127.0.0.1 for any browser (prints the URL with its token)')
     .option('--port <port>', 'port (default: any free port)', (v) => {
       const n = Number(v);
-      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('--port must be 0-65535');
+      if (!Number.isInteger(n) || n < 0 || n > 65535)
+        throw new InvalidArgumentError('--port must be 0-65535');
       return n;
     })
-    .action(async (folder: string | undefined, o: { port?: number }) => {
+    .option(
+      '--first-run',
+      'create the folder if needed and, when it has no runs, make a few of the built-in tasks',
+    )
+    .action(async (folder: string | undefined, o: { port?: number; firstRun?: boolean }) => {
       if (folder) program.setOptionValue('folder', path.resolve(folder));
+      if (o.firstRun) mkdirSync(ctx.opts().folder, { recursive: true });
       const svc = await ctx.service();
+      if (o.firstRun) await openDefaultFolder(svc, svc.ctx.folder());
       const server = await startWebServer(svc, { port: o.port, staticDir: rendererDir() });
-      ctx.print({ url: server.url, port: server.port, folder: svc.ctx.folder() }, () =>
-        `ProofLoop web mode for ${svc.ctx.folder()}\nopen ${server.url}\n(Ctrl-C to stop)`,
+      ctx.print(
+        { url: server.url, port: server.port, folder: svc.ctx.folder() },
+        () => `ProofLoop web mode for ${svc.ctx.folder()}\nopen ${server.url}\n(Ctrl-C to stop)`,
       );
       await new Promise<void>((resolve) => {
         const stop = () => void server.close().then(resolve);

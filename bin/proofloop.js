@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// The `proofloop` command: the built CLI (npm ci builds it; `npm run build` rebuilds it).
+import { existsSync } from 'node:fs';
+
+const built = new URL('../dist/cli.js', import.meta.url);
+if (!existsSync(built)) {
+  process.stderr.write('proofloop: not built yet: run `npm run build` in the ProofLoop folder\n');
+  process.exit(2);
+}
+const { main } = await import(built.href);
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { HASH_RE } from '../../shared/protocol';
+
+/** The zip layout and manifest of an audit bundle (DESIGN.md, "Audit bundles"). */
+export const BUNDLE_FORMAT = 'proofloop-bundle';
+export const BUNDLE_FORMAT_VERSION = 1;
+
+export const MANIFEST = 'manifest.json';
+export const SIGNATURE = 'manifest.sig';
+export const VERIFY_MD = 'VERIFY.md';
+export const REPORT = 'report.html';
+export const RUN_FILES = ['events.jsonl', 'state.json', 'redactions.txt'] as const;
+export type RunFileName = (typeof RUN_FILES)[number];
+
+export type RedactionProfile = 'credentials' | 'share';
+
+/** A run's folder inside the bundle: its position and a file-name-safe form of its id. */
+export function runDir(index: number, runId: string): string {
+  return `runs/${String(index + 1).padStart(3, '0')}-${runId.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+}
+
+/** Entry names a bundle may hold at all (before the manifest says which exactly). */
+export const TOP_LEVEL_ENTRIES: ReadonlySet<string> = new Set([MANIFEST, SIGNATURE, VERIFY_MD, REPORT]);
+export const RUN_ENTRY_RE = /^runs\/(\d{3,6}-[A-Za-z0-9._-]{1,200})\/(events\.jsonl|state\.json|redactions\.txt)$/;
+export const DIR_ENTRY_RE = /^runs\/(?:\d{3,6}-[A-Za-z0-9._-]{1,200}\/)?$/;
+
+const hex64 = z.string().regex(HASH_RE, 'must be 64 lowercase hex digits');
+const count = z.number().int().nonnegative();
+const ruleCounts = z.record(z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/), count);
+
+export const ManifestRunSchema = z
+  .object({
+    run_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/),
+    dir: z.string().regex(/^runs\/\d{3,6}-[A-Za-z0-9._-]{1,200}$/),
+    source: z.string().max(32),
+    status: z.string().max(64),
+    task_id: z.string().max(500).nullable(),
+    variant: z.string().max(200).nullable(),
+    events: count,
+    first_seq: count,
+    last_seq: count,
+    /** Hash of the first event: a run swapped in from elsewhere fails at seq 1, not only at its head. */
+    first_hash: hex64.nullable(),
+    head_hash: hex64,
+    redacted_events: count,
+    rules: ruleCounts,
+  })
+  .strict();
+
+export const ManifestSchema = z
+  .object({
+    format: z.literal(BUNDLE_FORMAT),
+    format_version: z.literal(BUNDLE_FORMAT_VERSION),
+    app: z.object({ name: z.literal('proofloop'), version: z.string().max(64) }).strict(),
+    created_at: z.string().max(64),
+    profile: z.enum(['credentials', 'share']),
+    /** Per-rule counts over the whole bundle: how many values each rule replaced, never the values. */
+    redaction: z.object({ events_redacted: count, rules: ruleCounts }).strict(),
+    runs: z.array(ManifestRunSchema).max(10_000),
+    /** Every entry but manifest.json and manifest.sig, with its sha256 and size. */
+    files: z.record(z.string().max(300), z.object({ sha256: hex64, bytes: count }).strict()),
+    /** Who signs: sealed inside the manifest so the signer cannot be swapped without breaking the signature. */
+    signer: z.object({ alg: z.literal('ed25519'), fingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/) }).strict().nullable(),
+  })
+  .strict();
+
+export type BundleManifest = z.infer<typeof ManifestSchema>;
+export type ManifestRun = z.infer<typeof ManifestRunSchema>;
+
+/** The content of manifest.sig: an Ed25519 signature over the exact bytes of manifest.json. */
+export const SignatureFileSchema = z
+  .object({
+    alg: z.literal('ed25519'),
+    fingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+    public_key: z.string().max(1000),
+    signature: z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 Ed25519 signature'),
+  })
+  .strict();
+export type SignatureFile = z.infer<typeof SignatureFileSchema>;
+
+export type Integrity = 'ok' | 'failed';
+export type Completeness = 'ok' | 'failed' | 'unknown';
+export type SignatureVerdict = 'valid' | 'invalid' | 'absent' | 'wrong_key';
+
+export interface BundleFinding {
+  run_id: string | null;
+  seq: number | null;
+  /** integrity: something was altered; completeness: something is missing; signature; note: information. */
+  aspect: 'integrity' | 'completeness' | 'signature' | 'note';
+  code: string;
+  message: string;
+}
+
+export interface RunVerdict {
+  run_id: string;
+  events: number;
+  last_seq: number;
+  head_hash: string;
+  integrity: Integrity;
+  completeness: Completeness;
+}
+
+export interface BundleVerdict {
+  ok: boolean;
+  file: string;
+  integrity: Integrity;
+  completeness: Completeness;
+  signature: SignatureVerdict;
+  /** Fingerprint of the key that signed, and whether it was pinned (--key, or the user's own key). */
+  signer: { fingerprint: string; pinned: boolean } | null;
+  first_failure: { run_id: string | null; seq: number | null; reason: string } | null;
+  runs: RunVerdict[];
+  findings: BundleFinding[];
+  manifest: { created_at: string; app_version: string; profile: RedactionProfile; runs: number; events: number } | null;
+}

@@ -1,0 +1,183 @@
+// The Electron main process: owns the service (ledger, runner, bundles) and one window whose
+// renderer is untrusted and reaches the service only through the preload's contract surface.
+import {
+  app,
+  BrowserWindow,
+  dialog,
+  Menu,
+  session,
+  shell,
+  type IpcMainInvokeEvent,
+  type MenuItemConstructorOptions,
+} from 'electron';
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ProofloopService } from './service/service';
+import { forwardPushes, registerIpc } from './transports/ipc';
+import { SettingsStore } from './shell/settings';
+import { openDefaultFolder } from './shell/first-run';
+import { appRoot } from './paths';
+
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+const rendererIndex = path.join(appRoot(), 'dist', 'renderer', 'index.html');
+const rendererUrl = pathToFileURL(rendererIndex).href;
+const preloadFile = path.join(appRoot(), 'dist', 'electron', 'preload.cjs');
+
+let win: BrowserWindow | null = null;
+const service = new ProofloopService();
+const settings = new SettingsStore(app.getPath('userData'));
+
+function isTrustedSender(e: IpcMainInvokeEvent): boolean {
+  const frame = e.senderFrame;
+  return Boolean(
+    win &&
+    e.sender === win.webContents &&
+    frame &&
+    frame === win.webContents.mainFrame &&
+    frame.url.startsWith(rendererUrl),
+  );
+}
+
+async function openFolder(folder: string): Promise<void> {
+  try {
+    const info = await service.openFolder(folder);
+    settings.remember(info.folder);
+    service.ctx.emit('folder.changed', { folder: info.folder });
+    buildMenu();
+  } catch (e) {
+    dialog.showErrorBox('Cannot open folder', (e as Error).message);
+  }
+}
+
+async function chooseFolder(): Promise<void> {
+  if (!win) return;
+  const r = await dialog.showOpenDialog(win, {
+    title: 'Open runs folder',
+    properties: ['openDirectory', 'createDirectory'],
+  });
+  if (!r.canceled && r.filePaths[0]) await openFolder(r.filePaths[0]);
+}
+
+function buildMenu(): void {
+  const recent: MenuItemConstructorOptions[] = settings.value.recent.map((f) => ({
+    label: f,
+    click: () => void openFolder(f),
+  }));
+  const template: MenuItemConstructorOptions[] = [
+    {
+      label: 'File',
+      submenu: [
+        { label: 'Open Folder…', accelerator: 'CmdOrCtrl+O', click: () => void chooseFolder() },
+        {
+          label: 'Open Recent',
+          submenu: recent.length ? recent : [{ label: 'No recent folders', enabled: false }],
+        },
+        { type: 'separator' },
+        {
+          label: 'Export Bundle…',
+          accelerator: 'CmdOrCtrl+E',
+          click: () => service.ctx.emit('ui.command', { command: 'export-bundle' }),
+        },
+        { type: 'separator' },
+        { role: 'quit' },
+      ],
+    },
+    {
+      label: 'View',
+      submenu: [
+        { role: 'reload' },
+        { role: 'toggleDevTools' },
+        { type: 'separator' },
+        { role: 'resetZoom' },
+        { role: 'zoomIn' },
+        { role: 'zoomOut' },
+        { type: 'separator' },
+        { role: 'togglefullscreen' },
+      ],
+    },
+    {
+      label: 'Help',
+      submenu: [
+        {
+          label: 'Keyboard: ←/→ step, Shift+→ next notable, g go to seq, / search, f filter',
+          enabled: false,
+        },
+        { label: 'Open README', click: () => void shell.openPath(path.join(appRoot(), 'README.md')) },
+      ],
+    },
+  ];
+  Menu.setApplicationMenu(Menu.buildFromTemplate(template));
+}
+
+function createWindow(): void {
+  const b = settings.value.bounds;
+  win = new BrowserWindow({
+    width: b?.width ?? 1400,
+    height: b?.height ?? 900,
+    x: b?.x,
+    y: b?.y,
+    title: 'ProofLoop',
+    show: false,
+    webPreferences: {
+      preload: preloadFile,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webSecurity: true,
+      spellcheck: false,
+    },
+  });
+  if (settings.value.maximized) win.maximize();
+  win.once('ready-to-show', () => win?.show());
+  const saveBounds = () => {
+    if (!win || win.isDestroyed()) return;
+    settings.update({ bounds: win.getNormalBounds(), maximized: win.isMaximized() });
+  };
+  win.on('resize', saveBounds);
+  win.on('move', saveBounds);
+  win.on('close', saveBounds);
+  win.on('closed', () => (win = null));
+
+  // Nothing navigates away from the app. A folder dropped on the window arrives as a navigation to
+  // its file: URL: that drop is the user's own gesture, so main opens it as a runs folder.
+  win.webContents.on('will-navigate', (event, url) => {
+    event.preventDefault();
+    if (!url.startsWith('file:')) return;
+    const dropped = fileURLToPath(url);
+    if (existsSync(dropped) && statSync(dropped).isDirectory()) void openFolder(dropped);
+  });
+  win.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  void win.loadFile(rendererIndex);
+}
+
+async function main(): Promise<void> {
+  await app.whenReady();
+  session.defaultSession.webRequest.onHeadersReceived((details, cb) => {
+    cb({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CSP] } });
+  });
+  session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
+  for (const f of [...settings.value.recent].reverse()) if (existsSync(f)) service.trustFolder(f);
+  registerIpc(service, isTrustedSender);
+  forwardPushes(service, () => win?.webContents ?? null);
+  const argFolder = process.argv
+    .slice(app.isPackaged ? 1 : 2)
+    .find((a) => !a.startsWith('-') && existsSync(a));
+  const folder =
+    argFolder ??
+    (settings.value.lastFolder && existsSync(settings.value.lastFolder) ? settings.value.lastFolder : null);
+  try {
+    if (folder) await service.openFolder(folder);
+    else await openDefaultFolder(service, path.join(app.getPath('userData'), 'runs'));
+    settings.remember(service.ctx.folder());
+  } catch (e) {
+    dialog.showErrorBox('ProofLoop', (e as Error).message);
+  }
+  buildMenu();
+  createWindow();
+  app.on('window-all-closed', () => app.quit());
+}
+
+void main();

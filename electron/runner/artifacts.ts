@@ -1,0 +1,66 @@
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { redactCredentials } from '../../shared/redact';
+import { sha256Bytes } from '../crypto';
+
+/** Text after the one redaction engine, with how many credentials it replaced. */
+export function redactText(text: string): { text: string; hits: number } {
+  const r = redactCredentials(text);
+  return { text: typeof r.value === 'string' ? r.value : text, hits: r.hits };
+}
+
+/** The first `maxBytes` bytes of (already redacted) text, cut on a character boundary. */
+export function boundedExcerpt(text: string, maxBytes: number): string {
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= maxBytes) return text;
+  let end = maxBytes;
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end -= 1;
+  return `${buf.subarray(0, end).toString('utf8')}\n…[${buf.length - end} more bytes in the artifact]`;
+}
+
+export interface ArtifactRef {
+  /** sha256 of the stored bytes: the artifact's file name. */
+  digest: string;
+  bytes: number;
+  /** Whether the stored content is the redacted form of what the tool produced. */
+  redacted: boolean;
+}
+
+export const artifactsDir = (runDir: string): string => path.join(runDir, 'artifacts');
+
+/**
+ * Stores content once, content-addressed, readable by the owner only: `<run>/artifacts/<sha256>`.
+ * The content passes the redaction engine first, so a secret never reaches the disk; the digest is
+ * of what is stored. Written to a temporary file and renamed, so a crash never leaves a torn one.
+ */
+export function storeArtifact(runDir: string, content: string): ArtifactRef & { text: string } {
+  const { text, hits } = redactText(content);
+  const data = Buffer.from(text, 'utf8');
+  const digest = sha256Bytes(data);
+  const dir = artifactsDir(runDir);
+  const file = path.join(dir, digest);
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${process.pid}.tmp`;
+    const fd = openSync(tmp, 'w', 0o600);
+    try {
+      writeSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, file);
+  }
+  return { digest, bytes: data.length, redacted: hits > 0, text };
+}
+
+/** An artifact's text, or null when it is missing or does not match its digest. */
+export function readArtifact(runDir: string, digest: string): string | null {
+  if (!/^[0-9a-f]{64}$/.test(digest)) return null;
+  try {
+    const data = readFileSync(path.join(artifactsDir(runDir), digest));
+    return sha256Bytes(data) === digest ? data.toString('utf8') : null;
+  } catch {
+    return null;
+  }
+}

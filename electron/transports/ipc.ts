@@ -1,0 +1,38 @@
+import { ipcMain, type IpcMainInvokeEvent, type WebContents } from 'electron';
+import { METHOD_NAMES } from '../../shared/api/contract';
+import type { ProofloopService } from '../service/service';
+
+export const CHANNEL_PREFIX = 'proofloop:';
+export const PUSH_CHANNEL = 'proofloop:push';
+
+/**
+ * One `ipcMain.handle` per contract method. A call is answered only for the app's own window and
+ * top frame (never a foreign frame or a navigated page), and its arguments are validated by the
+ * service against the contract.
+ */
+export function registerIpc(
+  service: ProofloopService,
+  isTrusted: (e: IpcMainInvokeEvent) => boolean,
+): () => void {
+  for (const method of METHOD_NAMES) {
+    ipcMain.handle(CHANNEL_PREFIX + method, async (event, args: unknown) => {
+      if (!isTrusted(event)) {
+        return {
+          ok: false,
+          error: { code: 'unauthorized', message: `${method}: call from an untrusted frame refused` },
+        };
+      }
+      return service.call(method, args, 'renderer');
+    });
+  }
+  return () => {
+    for (const method of METHOD_NAMES) ipcMain.removeHandler(CHANNEL_PREFIX + method);
+  };
+}
+
+export function forwardPushes(service: ProofloopService, target: () => WebContents | null): () => void {
+  return service.onPush((channel, payload) => {
+    const wc = target();
+    if (wc && !wc.isDestroyed()) wc.send(PUSH_CHANNEL, channel, payload);
+  });
+}

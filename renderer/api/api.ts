@@ -1,0 +1,58 @@
+import {
+  isMethodName,
+  type ArgsOf,
+  type MethodName,
+  type PushName,
+  type PushOf,
+  type ResultOf,
+} from '../../shared/api/contract';
+import type { Result } from '../../shared/result';
+import { createClient, type ApiClient } from './client';
+
+/** An error the UI shows: the API's code and message, or `unavailable` for a method not built yet. */
+export interface UiError {
+  code: string;
+  message: string;
+}
+export type UiResult<T> = { ok: true; value: T } | { ok: false; error: UiError };
+
+let client: ApiClient | null = null;
+
+/** The one client of this window (tests may install their own before the app mounts). */
+export function api(): ApiClient {
+  client ??= createClient();
+  return client;
+}
+
+export function setApiClient(c: ApiClient): void {
+  client = c;
+}
+
+export function call<M extends MethodName>(method: M, args: ArgsOf<M>): Promise<Result<ResultOf<M>>> {
+  return api().call(method, args);
+}
+
+export function subscribe<P extends PushName>(channel: P, fn: (payload: PushOf<P>) => void): () => void {
+  return api().subscribe(channel, fn);
+}
+
+/** Whether this build's contract has the method (methods land one by one). */
+export function available(method: string): boolean {
+  return isMethodName(method);
+}
+
+export const unavailable = (method: string): UiError => ({
+  code: 'unavailable',
+  message: `"${method}" is not available in this version of ProofLoop yet.`,
+});
+
+/**
+ * Calls a method that may not be in the contract yet, with the result shape the renderer expects.
+ * Important: the value is not validated here; views read it defensively.
+ */
+export async function callOptional<T>(method: string, args: unknown): Promise<UiResult<T>> {
+  if (!available(method)) return { ok: false, error: unavailable(method) };
+  const r = await api().callRaw(method, args);
+  if (!r.ok && /unknown method/.test(r.error.message)) return { ok: false, error: unavailable(method) };
+  return r as UiResult<T>;
+}

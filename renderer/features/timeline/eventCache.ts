@@ -1,0 +1,171 @@
+import { call, type UiError } from '../../api/api';
+import type { StoredEvent } from '../../api/types';
+
+/** Events per page: one 'events.read' call. */
+export const PAGE_SIZE = 500;
+/** Pages kept per run (LRU): 40 × 500 events, never the whole run. */
+const MAX_PAGES = 40;
+
+type PageState = { status: 'loading' } | { status: 'ok'; events: StoredEvent[] } | { status: 'error'; error: UiError };
+
+export const pageOf = (seq: number): number => Math.floor((seq - 1) / PAGE_SIZE);
+
+/**
+ * Pages of one run's events, fetched on demand and evicted least-recently-used. Lives outside the
+ * store on purpose: rows subscribe to their page, so a page arriving re-renders only its rows.
+ */
+export class EventCache {
+  private readonly pages = new Map<number, PageState>();
+  private readonly listeners = new Map<number, Set<() => void>>();
+  private head: number;
+  private generation = 0;
+
+  constructor(
+    readonly runId: string,
+    head: number,
+  ) {
+    this.head = head;
+  }
+
+  /** The event at seq if its page is loaded; starts loading the page otherwise. */
+  get(seq: number): StoredEvent | undefined {
+    const p = pageOf(seq);
+    const page = this.touch(p);
+    if (!page) {
+      void this.load(p);
+      return undefined;
+    }
+    if (page.status !== 'ok') return undefined;
+    const first = p * PAGE_SIZE + 1;
+    const ev = page.events[seq - first];
+    if (ev && ev.seq === seq) return ev;
+    return page.events.find((e) => e.seq === seq);
+  }
+
+  peek(seq: number): StoredEvent | undefined {
+    const page = this.pages.get(pageOf(seq));
+    if (page?.status !== 'ok') return undefined;
+    return page.events.find((e) => e.seq === seq);
+  }
+
+  pageError(seq: number): UiError | null {
+    const page = this.pages.get(pageOf(seq));
+    return page?.status === 'error' ? page.error : null;
+  }
+
+  /** Resolves with the event, loading its page when needed. */
+  async fetch(seq: number): Promise<StoredEvent | undefined> {
+    const hit = this.get(seq);
+    if (hit) return hit;
+    await this.load(pageOf(seq));
+    return this.peek(seq);
+  }
+
+  /** Loaded events of the pages around seq (for call_id links without a request). */
+  around(seq: number): StoredEvent[] {
+    const p = pageOf(seq);
+    const out: StoredEvent[] = [];
+    for (const q of [p - 1, p, p + 1]) {
+      const page = this.pages.get(q);
+      if (page?.status === 'ok') out.push(...page.events);
+    }
+    return out;
+  }
+
+  subscribe(page: number, fn: () => void): () => void {
+    let set = this.listeners.get(page);
+    if (!set) this.listeners.set(page, (set = new Set()));
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0) this.listeners.delete(page);
+    };
+  }
+
+  /** The run grew: the page that held the old head is partial, fetch it again when shown. */
+  grow(newHead: number): void {
+    if (newHead <= this.head) return;
+    const first = pageOf(Math.max(1, this.head));
+    this.head = newHead;
+    for (let p = first; p <= pageOf(newHead); p++) {
+      const page = this.pages.get(p);
+      if (page?.status === 'loading') this.stale.add(p);
+      else if (page) {
+        this.pages.delete(p);
+        this.notify(p);
+      }
+    }
+  }
+
+  dispose(): void {
+    this.generation++;
+    this.pages.clear();
+    this.listeners.clear();
+  }
+
+  private touch(p: number): PageState | undefined {
+    const page = this.pages.get(p);
+    if (page) {
+      this.pages.delete(p);
+      this.pages.set(p, page);
+    }
+    return page;
+  }
+
+  private readonly inflight = new Map<number, Promise<void>>();
+  private readonly stale = new Set<number>();
+
+  private load(p: number): Promise<void> {
+    const running = this.inflight.get(p);
+    if (running) return running;
+    const gen = this.generation;
+    this.pages.set(p, { status: 'loading' });
+    const from = p * PAGE_SIZE + 1;
+    const promise = call('events.read', { run_id: this.runId, from, to: from + PAGE_SIZE - 1, limit: PAGE_SIZE }).then(
+      (r) => {
+        this.inflight.delete(p);
+        if (gen !== this.generation) return;
+        if (this.stale.delete(p)) {
+          // Important: the run grew while this page was in flight; drop it so it is read again.
+          this.pages.delete(p);
+          this.notify(p);
+          return;
+        }
+        this.pages.set(p, r.ok ? { status: 'ok', events: r.value.events } : { status: 'error', error: r.error });
+        this.evict();
+        this.notify(p);
+      },
+    );
+    this.inflight.set(p, promise);
+    return promise;
+  }
+
+  private evict(): void {
+    for (const key of this.pages.keys()) {
+      if (this.pages.size <= MAX_PAGES) break;
+      if (this.listeners.has(key)) continue; // a page on screen stays
+      this.pages.delete(key);
+    }
+  }
+
+  private notify(p: number): void {
+    for (const fn of this.listeners.get(p) ?? []) fn();
+  }
+}
+
+let current: EventCache | null = null;
+
+/** The cache of the selected run (one at a time). */
+export function eventCache(runId: string, head: number): EventCache {
+  if (current?.runId !== runId) {
+    current?.dispose();
+    current = new EventCache(runId, head);
+  } else {
+    current.grow(head);
+  }
+  return current;
+}
+
+export function currentCache(): EventCache | null {
+  return current;
+}

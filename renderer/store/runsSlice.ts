@@ -1,0 +1,95 @@
+import type { StateCreator } from 'zustand';
+import { call, type UiError } from '../api/api';
+import type { FolderInfo, RunSummary } from '../api/types';
+import type { AppState } from './index';
+
+export type RunsSort = 'recent' | 'oldest' | 'events' | 'status' | 'id';
+
+export interface RunsSlice {
+  folder: FolderInfo | null;
+  folderError: UiError | null;
+  runs: RunSummary[] | null;
+  runsError: UiError | null;
+  runsFilter: string;
+  runsSort: RunsSort;
+  loadFolder(): Promise<void>;
+  openFolder(folder: string): Promise<void>;
+  loadRuns(): Promise<void>;
+  setRunsFilter(text: string): void;
+  setRunsSort(sort: RunsSort): void;
+}
+
+let runsInflight: Promise<void> | null = null;
+let runsAgain = false;
+
+export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, get) => ({
+  folder: null,
+  folderError: null,
+  runs: null,
+  runsError: null,
+  runsFilter: '',
+  runsSort: 'recent',
+  async loadFolder() {
+    const r = await call('folder.current', {});
+    if (r.ok) set({ folder: r.value, folderError: null });
+    else set({ folderError: r.error });
+  },
+  async openFolder(folder) {
+    const r = await call('folder.open', { folder });
+    if (!r.ok) {
+      set({ folderError: r.error });
+      return;
+    }
+    set({ folder: r.value, folderError: null });
+    await get().loadRuns();
+  },
+  loadRuns() {
+    // Pushes arrive in bursts while a run is live: one request in flight, at most one queued.
+    if (runsInflight) {
+      runsAgain = true;
+      return runsInflight;
+    }
+    runsInflight = (async () => {
+      do {
+        runsAgain = false;
+        const r = await call('runs.list', {});
+        if (r.ok) set({ runs: r.value, runsError: null });
+        else set({ runsError: r.error });
+        get().syncSelectedRun();
+      } while (runsAgain);
+      runsInflight = null;
+    })();
+    return runsInflight;
+  },
+  setRunsFilter: (runsFilter) => set({ runsFilter }),
+  setRunsSort: (runsSort) => set({ runsSort }),
+});
+
+export function durationMs(r: RunSummary): number | null {
+  if (!r.first_at || !r.last_at) return null;
+  const d = Date.parse(r.last_at) - Date.parse(r.first_at);
+  return Number.isFinite(d) && d >= 0 ? d : null;
+}
+
+/** The visible runs: filtered by text over id, task, variant, status, source, sorted. */
+export function visibleRuns(runs: readonly RunSummary[], filter: string, sort: RunsSort): RunSummary[] {
+  const f = filter.trim().toLowerCase();
+  const out = f
+    ? runs.filter((r) =>
+        [r.run_id, r.task_id, r.variant, r.status, r.source].some((v) => v?.toLowerCase().includes(f)),
+      )
+    : [...runs];
+  const at = (r: RunSummary) => r.last_at ?? r.created_at;
+  switch (sort) {
+    case 'recent':
+      return out.sort((a, b) => at(b).localeCompare(at(a)));
+    case 'oldest':
+      return out.sort((a, b) => a.created_at.localeCompare(b.created_at));
+    case 'events':
+      return out.sort((a, b) => b.event_count - a.event_count);
+    case 'status':
+      return out.sort((a, b) => a.status.localeCompare(b.status) || at(b).localeCompare(at(a)));
+    case 'id':
+      return out.sort((a, b) => a.run_id.localeCompare(b.run_id));
+  }
+}

@@ -1,0 +1,148 @@
+import { memo, useState } from 'react';
+
+const SIMPLE_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const ID_KEYS = ['call_id', 'path', 'seq'] as const;
+const MAX_CHILDREN = 200;
+
+/** The path syntax of shared/state/changes.ts: `a.b`, `a["x y"]`, `items[call_id=c1]`, `list[3]`. */
+export function childPath(base: string, key: string | number, parent: unknown, child: unknown): string {
+  if (Array.isArray(parent)) {
+    if (child && typeof child === 'object' && !Array.isArray(child)) {
+      const o = child as Record<string, unknown>;
+      for (const k of ID_KEYS) {
+        const v = o[k];
+        if (typeof v === 'number' || typeof v === 'string') {
+          const shown = typeof v === 'number' || /^[\w.:/@#-]+$/.test(v) ? String(v) : JSON.stringify(v);
+          return `${base}[${k}=${shown}]`;
+        }
+      }
+    }
+    return `${base}[${key}]`;
+  }
+  const k = String(key);
+  if (SIMPLE_KEY.test(k)) return base ? `${base}.${k}` : k;
+  return `${base}[${JSON.stringify(k)}]`;
+}
+
+export interface Marks {
+  /** Paths that changed exactly. */
+  exact: ReadonlySet<string>;
+  /** Ancestors of changed paths (shown with a dot so a collapsed branch still says it changed). */
+  within: ReadonlySet<string>;
+}
+
+export function marksFor(paths: readonly string[]): Marks {
+  const exact = new Set(paths);
+  const within = new Set<string>();
+  for (const p of paths) {
+    for (let i = p.length - 1; i > 0; i--) {
+      const c = p[i];
+      if (c === '.' || c === '[') within.add(p.slice(0, i));
+    }
+  }
+  return { exact, within };
+}
+
+function Scalar({ value }: { value: unknown }) {
+  if (value === null) return <span className="j-null">null</span>;
+  switch (typeof value) {
+    case 'string':
+      return <span className="j-str">{JSON.stringify(value)}</span>;
+    case 'number':
+      return <span className="j-num">{String(value)}</span>;
+    case 'boolean':
+      return <span className="j-bool">{String(value)}</span>;
+    default:
+      return <span className="j-null">{String(value)}</span>;
+  }
+}
+
+interface NodeProps {
+  name: string | number | null;
+  value: unknown;
+  path: string;
+  depth: number;
+  openDepth: number;
+  marks: Marks | undefined;
+}
+
+const Node = memo(function Node({ name, value, path, depth, openDepth, marks }: NodeProps) {
+  const isObj = value !== null && typeof value === 'object';
+  const changed = marks?.exact.has(path) ?? false;
+  const inside = marks?.within.has(path) ?? false;
+  const [toggled, setToggled] = useState<boolean | null>(null);
+  const open = toggled ?? (depth < openDepth || inside);
+  const [limit, setLimit] = useState(MAX_CHILDREN);
+  const label =
+    name === null ? null : <span className={typeof name === 'number' ? 'j-index' : 'j-key'}>{name}</span>;
+  const cls = `j-node${changed ? ' j-changed' : ''}${inside ? ' j-within' : ''}`;
+  if (!isObj) {
+    return (
+      <div className={cls} data-path={path}>
+        {label}
+        {label && <span className="j-colon">: </span>}
+        <Scalar value={value} />
+      </div>
+    );
+  }
+  const entries: [string | number, unknown][] = Array.isArray(value)
+    ? value.map((v, i) => [i, v])
+    : Object.entries(value as Record<string, unknown>);
+  const brackets = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
+  return (
+    <div className={cls} data-path={path}>
+      <button type="button" className="j-toggle" onClick={() => setToggled(!open)} aria-expanded={open}>
+        <span className="j-caret">{open ? '▾' : '▸'}</span>
+        {label}
+        {label && <span className="j-colon">: </span>}
+        <span className="j-brace">{brackets[0]}</span>
+        {!open && (
+          <span className="j-summary">
+            {entries.length === 0 ? '' : Array.isArray(value) ? `${entries.length} items` : `${entries.length} keys`}
+          </span>
+        )}
+        {!open && <span className="j-brace">{brackets[1]}</span>}
+      </button>
+      {open && (
+        <div className="j-children">
+          {entries.slice(0, limit).map(([k, v]) => (
+            <Node
+              key={k}
+              name={k}
+              value={v}
+              path={childPath(path, k, value, v)}
+              depth={depth + 1}
+              openDepth={openDepth}
+              marks={marks}
+            />
+          ))}
+          {entries.length > limit && (
+            <button type="button" className="j-more" onClick={() => setLimit(limit + MAX_CHILDREN)}>
+              show {Math.min(MAX_CHILDREN, entries.length - limit)} more of {entries.length - limit}
+            </button>
+          )}
+        </div>
+      )}
+      {open && <span className="j-brace">{brackets[1]}</span>}
+    </div>
+  );
+});
+
+/** A collapsible JSON tree; `marks` highlights changed paths and the branches that hold them. */
+export function JsonTree({
+  value,
+  openDepth = 2,
+  marks,
+  testId,
+}: {
+  value: unknown;
+  openDepth?: number;
+  marks?: Marks;
+  testId?: string;
+}) {
+  return (
+    <div className="json-tree mono" data-testid={testId}>
+      <Node name={null} value={value} path="" depth={0} openDepth={openDepth} marks={marks} />
+    </div>
+  );
+}

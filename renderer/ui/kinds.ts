@@ -1,0 +1,119 @@
+import type { StoredEvent } from '../api/types';
+
+export type KindTone = 'start' | 'model' | 'allow' | 'deny' | 'tool' | 'error' | 'file' | 'budget' | 'judge' | 'end' | 'note' | 'other';
+
+const TONES: Record<string, KindTone> = {
+  run_started: 'start',
+  run_resumed: 'start',
+  model_proposed: 'model',
+  model_responded: 'model',
+  context_updated: 'model',
+  action_allowed: 'allow',
+  action_denied: 'deny',
+  tool_invoked: 'tool',
+  tool_returned: 'tool',
+  tool_timed_out: 'error',
+  file_changed: 'file',
+  budget_exhausted: 'budget',
+  judge_verdict: 'judge',
+  run_completed: 'end',
+  run_failed: 'error',
+  event_annotated: 'note',
+};
+
+export const toneOf = (kind: string): KindTone => TONES[kind] ?? 'other';
+
+/** Every kind of protocol v1, for the kind filter. */
+export const ALL_KINDS = Object.keys(TONES);
+
+/** Kinds a person jumps between (Shift+→): denials, errors, timeouts, budget, verdicts, failures. */
+export const NOTABLE_KINDS = ['action_denied', 'tool_timed_out', 'budget_exhausted', 'judge_verdict', 'run_failed'];
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+
+function clip(s: string, n = 120): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+}
+
+function argsLine(args: unknown): string {
+  if (args && typeof args === 'object' && !Array.isArray(args)) {
+    const o = args as Record<string, unknown>;
+    const first = o.path ?? o.command ?? o.cmd ?? o.query;
+    if (first !== undefined) return str(first);
+  }
+  return str(args);
+}
+
+/** One line that says what the event is about, for the timeline. */
+export function summarize(ev: StoredEvent): string {
+  const p = (ev.payload ?? {}) as Record<string, unknown>;
+  switch (ev.kind) {
+    case 'run_started':
+      return clip(`${str(p.task_id)}: ${str(p.goal)}`);
+    case 'model_proposed':
+    case 'tool_invoked':
+      return clip(`${str(p.tool)}(${argsLine(p.args)})`);
+    case 'action_allowed':
+      return clip(`${str(p.call_id)} by ${str(p.rule)}`);
+    case 'action_denied':
+      return clip(`${str(p.call_id)} by ${str(p.rule)}: ${str(p.reason)}`);
+    case 'tool_returned':
+      return clip(`${str(p.call_id)} ${str(p.status)}${p.excerpt ? ` — ${str(p.excerpt)}` : ''}`);
+    case 'tool_timed_out':
+      return clip(`${str(p.call_id)} after ${str(p.timeout_ms)} ms`);
+    case 'model_responded':
+      return clip(str(p.content));
+    case 'context_updated':
+      return clip(`${str(p.op)} ${p.tokens_before ?? '?'} → ${p.tokens_after ?? '?'} tokens`);
+    case 'file_changed':
+      return clip(str(p.path));
+    case 'budget_exhausted':
+      return clip(`${str(p.budget)} ${str(p.used)} / ${str(p.limit)}`);
+    case 'judge_verdict':
+      return clip(
+        `${p.passed ? 'passed' : 'failed'}${p.tests_passed !== undefined ? ` ${str(p.tests_passed)} passed` : ''}${
+          p.tests_failed !== undefined ? `, ${str(p.tests_failed)} failed` : ''
+        }`,
+      );
+    case 'run_completed':
+      return clip(str(p.outcome));
+    case 'run_failed':
+      return clip(`${str(p.reason)}${p.error_type ? ` (${str(p.error_type)})` : ''}`);
+    case 'run_resumed':
+      return `from seq ${str(p.from_seq)}`;
+    case 'event_annotated':
+      return clip(`seq ${str(p.target_seq)}: ${str(p.note)}`);
+    default:
+      return clip(JSON.stringify(p));
+  }
+}
+
+/** Whether the row should read as a problem even though its kind is ordinary (a failed tool). */
+export function isErrorEvent(ev: StoredEvent): boolean {
+  if (ev.kind === 'tool_returned') {
+    const status = (ev.payload as Record<string, unknown>).status;
+    return typeof status === 'string' && status !== 'ok' && status !== 'success';
+  }
+  if (ev.kind === 'judge_verdict') return (ev.payload as Record<string, unknown>).passed === false;
+  return false;
+}
+
+export function durationOf(ev: StoredEvent): number | null {
+  const d = (ev.payload as Record<string, unknown>).duration_ms;
+  return typeof d === 'number' ? d : null;
+}
+
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)}s`;
+  const m = Math.floor(ms / 60_000);
+  const s = Math.round((ms % 60_000) / 1000);
+  if (m < 60) return `${m}m${String(s).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+export const callIdOf = (ev: StoredEvent): string | null => {
+  const c = (ev.payload as Record<string, unknown>).call_id;
+  return typeof c === 'string' ? c : null;
+};

@@ -1,0 +1,59 @@
+// Builds everything that runs outside tsx: the Electron main and preload, the CLI, the child
+// processes of the runner, and the renderer. esbuild for Node code (fast, one file per entry),
+// Vite for the renderer.
+import { build } from 'esbuild';
+import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+
+const root = new URL('..', import.meta.url).pathname;
+const node = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  sourcemap: true,
+  packages: 'external',
+  absWorkingDir: root,
+  logLevel: 'warning',
+};
+
+const entries = [
+  { in: 'electron/cli/main.ts', out: 'dist/cli.js' },
+  { in: 'electron/main.ts', out: 'dist/electron/main.js' },
+  { in: 'electron/runner/model-process.ts', out: 'dist/children/model.js' },
+  { in: 'electron/runner/judge-process.ts', out: 'dist/children/judge.js' },
+].filter((e) => existsSync(new URL(`../${e.in}`, import.meta.url)));
+
+await Promise.all([
+  ...entries.map((e) =>
+    build({
+      ...node,
+      entryPoints: [e.in],
+      outfile: e.out,
+      // ESM bundles of CJS-era code need require/__dirname.
+      banner: {
+        js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+      },
+    }),
+  ),
+  // A sandboxed preload must be one CommonJS file with nothing but `electron` outside it.
+  build({
+    ...node,
+    packages: undefined,
+    external: ['electron'],
+    format: 'cjs',
+    entryPoints: ['electron/preload.ts'],
+    outfile: 'dist/electron/preload.cjs',
+  }),
+]);
+
+if (!process.argv.includes('--node-only')) {
+  const r = spawnSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--logLevel', 'warn'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+console.log(
+  `built ${entries.length + 1} node bundles${process.argv.includes('--node-only') ? '' : ' and the renderer'} into dist/`,
+);

@@ -1,0 +1,57 @@
+// `npm start`: set up, build, and open the desktop app. Where the Electron binary cannot be had,
+// say so in one line and serve web mode on the same default folder instead.
+import { existsSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { build, ensureDeps, root } from './setup.mjs';
+
+ensureDeps();
+build();
+
+const require = createRequire(import.meta.url);
+
+function electronBinary() {
+  try {
+    const bin = require('electron'); // the path of the binary, or a throw when it was never downloaded
+    return typeof bin === 'string' && existsSync(bin) ? bin : null;
+  } catch {
+    return null;
+  }
+}
+
+let bin = electronBinary();
+if (!bin && !process.env.ELECTRON_SKIP_BINARY_DOWNLOAD) {
+  // npm ci never runs Electron's download script (package.json allowScripts); try it once here.
+  spawnSync(process.execPath, [path.join(root, 'node_modules/electron/install.js')], {
+    stdio: 'ignore',
+    timeout: 120_000,
+  });
+  bin = electronBinary();
+}
+
+const args = process.argv.slice(2);
+if (bin) {
+  const child = spawn(bin, [path.join(root, 'dist/electron/main.js'), ...args], { stdio: 'inherit' });
+  child.on('exit', (code) => process.exit(code ?? 0));
+} else {
+  const home =
+    process.platform === 'darwin'
+      ? path.join(os.homedir(), 'Library', 'Application Support')
+      : process.platform === 'win32'
+        ? (process.env.APPDATA ?? os.homedir())
+        : (process.env.XDG_CONFIG_HOME ?? path.join(os.homedir(), '.config'));
+  const folder = args[0] ?? path.join(home, 'ProofLoop', 'runs');
+  console.log(
+    'Electron binary not available on this machine (its download is blocked); serving web mode instead:',
+  );
+  const child = spawn(
+    process.execPath,
+    [path.join(root, 'dist/cli.js'), 'serve', folder, '--first-run', '--port', process.env.PORT ?? '0'],
+    {
+      stdio: 'inherit',
+    },
+  );
+  child.on('exit', (code) => process.exit(code ?? 0));
+}

@@ -1,0 +1,84 @@
+// `npm test`: every gate, in the order that fails fastest. Sets up a fresh machine first
+// (dependencies, build, Debian's Chromium), then: format, lint, typecheck, unit, integration, e2e.
+// Ends with one summary line of the tests run: "tests: N passed, N failed, N skipped".
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { build, ensureChromium, ensureDeps, root, run } from './setup.mjs';
+
+ensureDeps();
+build();
+const haveChromium = ensureChromium();
+
+const out = path.join(root, 'test-results');
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+
+const bin = (p) => path.join(root, 'node_modules', '.bin', p);
+const gates = [
+  ['format', bin('prettier'), ['--check', '--log-level', 'warn', '.']],
+  ['lint', bin('eslint'), ['--max-warnings', '0', '.']],
+  ['typecheck (node)', bin('tsc'), ['-p', 'tsconfig.node.json']],
+  ['typecheck (web)', bin('tsc'), ['-p', 'tsconfig.web.json']],
+  [
+    'unit',
+    bin('vitest'),
+    [
+      'run',
+      '--project',
+      'unit',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${out}/unit.json`,
+    ],
+  ],
+  [
+    'integration',
+    bin('vitest'),
+    [
+      'run',
+      '--project',
+      'integration',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${out}/integration.json`,
+    ],
+  ],
+];
+if (haveChromium) {
+  gates.push(['e2e', bin('playwright'), ['test', '--reporter=list,json']]);
+} else {
+  console.log(
+    'e2e: SKIPPED: /usr/bin/chromium is missing and could not be installed (apt-get install -y chromium)',
+  );
+}
+
+const failed = [];
+for (const [name, cmd, args] of gates) {
+  console.log(`\n── ${name} ──`);
+  const env =
+    name === 'e2e' ? { ...process.env, PLAYWRIGHT_JSON_OUTPUT_NAME: `${out}/e2e.json` } : process.env;
+  const code = run(cmd, args, { env });
+  if (code !== 0) failed.push(name);
+}
+
+let passed = 0;
+let failedTests = 0;
+let skipped = 0;
+for (const f of ['unit', 'integration']) {
+  const file = path.join(out, `${f}.json`);
+  if (!existsSync(file)) continue;
+  const r = JSON.parse(readFileSync(file, 'utf8'));
+  passed += r.numPassedTests ?? 0;
+  failedTests += r.numFailedTests ?? 0;
+  skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+}
+const e2e = path.join(out, 'e2e.json');
+if (existsSync(e2e)) {
+  const s = JSON.parse(readFileSync(e2e, 'utf8')).stats ?? {};
+  passed += (s.expected ?? 0) + (s.flaky ?? 0);
+  failedTests += s.unexpected ?? 0;
+  skipped += s.skipped ?? 0;
+}
+console.log(failed.length ? `\nfailed gates: ${failed.join(', ')}` : '\nall gates passed');
+console.log(`tests: ${passed} passed, ${failedTests} failed, ${skipped} skipped`);
+process.exit(failed.length ? 1 : 0);

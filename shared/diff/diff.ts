@@ -1,0 +1,351 @@
+import { diffArrays } from 'diff';
+import { changesCapped } from '../state/changes';
+import type { Change, FoldEvent, RunState } from '../state/types';
+import { newContext, normaliseJson, normalisePayload, type NormaliseContext } from './normalise';
+
+export type RowType = 'same' | 'changed' | 'only_left' | 'only_right';
+
+/**
+ * One aligned row. Consecutive `same` events are one row with `count` > 1 (a 100,000-event rerun
+ * that matches is one row, not 100,000); every other row is one event (or one pair, for `changed`).
+ */
+export interface DiffRow {
+  type: RowType;
+  /** Seq on each side; null on the side an only_* row does not have. */
+  left_seq: number | null;
+  right_seq: number | null;
+  count: number;
+  left_kind: string | null;
+  right_kind: string | null;
+  /** The call ids of the pair, numbered per run (`#3`), when the events name a call. */
+  left_call?: string;
+  right_call?: string;
+  /** For `changed` rows: the normalised payload difference (paths with old and new values). */
+  changes?: Change[];
+}
+
+export interface FirstDivergence {
+  type: Exclude<RowType, 'same'>;
+  /** Seq of the diverging event on each side; on the side that has none, the seq at which that run
+   * continues (null when it has ended). */
+  left_seq: number | null;
+  right_seq: number | null;
+  left_kind: string | null;
+  right_kind: string | null;
+}
+
+export interface RunDiff {
+  left: { run_id: string; events: number };
+  right: { run_id: string; events: number };
+  identical: boolean;
+  counts: { same: number; changed: number; only_left: number; only_right: number };
+  first_divergence: FirstDivergence | null;
+  rows: DiffRow[];
+  /** Rows left off beyond max_rows (their counts are in `counts`). */
+  rows_left_off: number;
+  /** The difference of the two final states (ids, times, durations and seqs left out). */
+  state_changes: Change[];
+  state_changes_left_off: number;
+  /** How the alignment was computed, and what was cut to keep it bounded (null: nothing). */
+  alignment: { method: 'myers' | 'positional'; common_prefix: number; common_suffix: number; edit_length: number | null };
+  truncated: { reason: string } | null;
+}
+
+export interface DiffSide {
+  run_id: string;
+  events: Iterable<FoldEvent>;
+  final_state?: RunState | null;
+}
+
+export interface DiffOptions {
+  /** Largest edit script (inserted + deleted events) Myers may search for; beyond it the middle is aligned by position. */
+  maxEditLength?: number;
+  /** Rows returned at most (counts stay exact). */
+  maxRows?: number;
+  /** Payload changes listed per changed row at most. */
+  maxChangesPerRow?: number;
+  maxStateChanges?: number;
+  /** How far ahead a removed event looks for an added event of its kind to pair with, inside a hunk. */
+  pairWindow?: number;
+}
+
+export const DIFF_DEFAULTS: Required<DiffOptions> = {
+  maxEditLength: 10_000,
+  maxRows: 5_000,
+  maxChangesPerRow: 50,
+  maxStateChanges: 200,
+  pairWindow: 64,
+};
+
+/** The per-run sequence, interned: `ids[i]` equal on both sides ⇔ same kind and normalised payload. */
+interface Side {
+  seqs: number[];
+  ids: number[];
+  kinds: string[];
+  calls: (string | undefined)[];
+  ctx: NormaliseContext;
+}
+
+class Interner {
+  private readonly map = new Map<string, number>();
+  readonly keys: string[] = [];
+  id(key: string): number {
+    let n = this.map.get(key);
+    if (n === undefined) {
+      n = this.keys.length;
+      this.map.set(key, n);
+      this.keys.push(key);
+    }
+    return n;
+  }
+}
+
+function readSide(side: DiffSide, interner: Interner, kindNames: Map<string, string>): Side {
+  const ctx = newContext(side.run_id, true);
+  const shown = newContext(side.run_id, false);
+  const out: Side = { seqs: [], ids: [], kinds: [], calls: [], ctx };
+  for (const e of side.events) {
+    const payload = e.payload && typeof e.payload === 'object' ? e.payload : {};
+    const key = e.kind + '\n' + normalisePayload(e.kind, payload, ctx);
+    out.seqs.push(e.seq);
+    out.ids.push(interner.id(key));
+    let k = kindNames.get(e.kind);
+    if (k === undefined) kindNames.set(e.kind, (k = e.kind));
+    out.kinds.push(k);
+    const callId = typeof payload.call_id === 'string' ? payload.call_id : undefined;
+    out.calls.push(callId === undefined ? undefined : normaliseJson(callId, shown, 'call_id').slice(1, -1));
+  }
+  return out;
+}
+
+function payloadOf(interner: Interner, id: number): unknown {
+  const key = interner.keys[id]!;
+  return JSON.parse(key.slice(key.indexOf('\n') + 1));
+}
+
+/** Alignment ops over the two id arrays: runs of equal / removed / added. */
+type Op = { op: 'eq' | 'del' | 'ins'; n: number };
+
+function align(
+  a: readonly number[],
+  b: readonly number[],
+  maxEditLength: number,
+): { ops: Op[]; method: 'myers' | 'positional'; prefix: number; suffix: number; edit: number | null; reason: string | null } {
+  // The common prefix and suffix are trimmed first: two runs of one task usually share long stretches.
+  let prefix = 0;
+  const min = Math.min(a.length, b.length);
+  while (prefix < min && a[prefix] === b[prefix]) prefix++;
+  let suffix = 0;
+  while (suffix < min - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix++;
+  const midA = a.slice(prefix, a.length - suffix);
+  const midB = b.slice(prefix, b.length - suffix);
+  const ops: Op[] = [];
+  if (prefix) ops.push({ op: 'eq', n: prefix });
+  let method: 'myers' | 'positional' = 'myers';
+  let edit: number | null = 0;
+  let reason: string | null = null;
+  if (midA.length === 0 || midB.length === 0) {
+    if (midA.length) ops.push({ op: 'del', n: midA.length });
+    if (midB.length) ops.push({ op: 'ins', n: midB.length });
+    edit = midA.length + midB.length;
+  } else {
+    // jsdiff's Myers O((N+M)·D): ids are small integers, so its default === comparison is the key comparison.
+    const result = diffArrays(midA, midB, { maxEditLength });
+    if (result) {
+      edit = 0;
+      for (const c of result) {
+        ops.push({ op: c.added ? 'ins' : c.removed ? 'del' : 'eq', n: c.count });
+        if (c.added || c.removed) edit += c.count;
+      }
+    } else {
+      // Bounded fallback: the runs differ too much for an edit script within maxEditLength, so the
+      // middle is aligned by position (row i against row i), which is linear in time and memory.
+      method = 'positional';
+      edit = null;
+      reason =
+        `the runs differ by more than ${maxEditLength} inserted or deleted events between their common ` +
+        `prefix (${prefix}) and suffix (${suffix}): those ${midA.length} and ${midB.length} events are aligned by position`;
+      const common = Math.min(midA.length, midB.length);
+      for (let i = 0; i < common; i++) {
+        const op: Op['op'] = midA[i] === midB[i] ? 'eq' : 'del';
+        if (op === 'eq') pushOp(ops, 'eq', 1);
+        else {
+          pushOp(ops, 'del', 1);
+          pushOp(ops, 'ins', 1);
+        }
+      }
+      if (midA.length > common) pushOp(ops, 'del', midA.length - common);
+      if (midB.length > common) pushOp(ops, 'ins', midB.length - common);
+    }
+  }
+  if (suffix) pushOp(ops, 'eq', suffix);
+  return { ops, method, prefix, suffix, edit, reason };
+}
+
+function pushOp(ops: Op[], op: Op['op'], n: number): void {
+  const last = ops[ops.length - 1];
+  if (last && last.op === op) last.n += n;
+  else ops.push({ op, n });
+}
+
+/**
+ * Diffs two runs: aligns their event sequences (Myers over kind + normalised payload), classifies
+ * rows, finds the first divergence, diffs the payloads of changed rows and the two final states.
+ * Bounded: the edit script is searched up to `maxEditLength`, rows are capped at `maxRows`; what was
+ * cut is said in `truncated` / `*_left_off`. Pure (no I/O, no clock).
+ */
+export function diffRunEvents(left: DiffSide, right: DiffSide, options: DiffOptions = {}): RunDiff {
+  const opt = { ...DIFF_DEFAULTS, ...options };
+  const interner = new Interner();
+  const kindNames = new Map<string, string>();
+  const L = readSide(left, interner, kindNames);
+  const R = readSide(right, interner, kindNames);
+  const al = align(L.ids, R.ids, opt.maxEditLength);
+
+  const counts = { same: 0, changed: 0, only_left: 0, only_right: 0 };
+  const rows: DiffRow[] = [];
+  let leftOff = 0;
+  let first: FirstDivergence | null = null;
+  const emit = (row: DiffRow): void => {
+    if (row.type === 'same') counts.same += row.count;
+    else counts[row.type] += 1;
+    if (row.type !== 'same' && !first) {
+      first = {
+        type: row.type,
+        left_seq: row.left_seq ?? L.seqs[li] ?? null,
+        right_seq: row.right_seq ?? R.seqs[ri] ?? null,
+        left_kind: row.left_kind,
+        right_kind: row.right_kind,
+      };
+    }
+    const last = rows[rows.length - 1];
+    if (row.type === 'same' && last && last.type === 'same' && leftOff === 0) {
+      last.count += row.count;
+      return;
+    }
+    if (rows.length < opt.maxRows) rows.push(row);
+    else leftOff += 1;
+  };
+  const withCalls = (row: DiffRow, i: number | null, j: number | null): DiffRow => {
+    const lc = i === null ? undefined : L.calls[i];
+    const rc = j === null ? undefined : R.calls[j];
+    if (lc !== undefined) row.left_call = lc;
+    if (rc !== undefined) row.right_call = rc;
+    return row;
+  };
+  const onlyLeft = (i: number): DiffRow =>
+    withCalls({ type: 'only_left', left_seq: L.seqs[i]!, right_seq: null, count: 1, left_kind: L.kinds[i]!, right_kind: null }, i, null);
+  const onlyRight = (j: number): DiffRow =>
+    withCalls({ type: 'only_right', left_seq: null, right_seq: R.seqs[j]!, count: 1, left_kind: null, right_kind: R.kinds[j]! }, null, j);
+  const pair = (i: number, j: number): DiffRow => {
+    const same = L.ids[i] === R.ids[j];
+    const row: DiffRow = {
+      type: same ? 'same' : 'changed',
+      left_seq: L.seqs[i]!,
+      right_seq: R.seqs[j]!,
+      count: 1,
+      left_kind: L.kinds[i]!,
+      right_kind: R.kinds[j]!,
+    };
+    if (!same && rows.length < opt.maxRows) {
+      row.changes = changesCapped(payloadOf(interner, L.ids[i]!), payloadOf(interner, R.ids[j]!), {
+        max: opt.maxChangesPerRow,
+      }).changes;
+    }
+    return withCalls(row, i, j);
+  };
+
+  let li = 0;
+  let ri = 0;
+  const ops = al.ops;
+  for (let k = 0; k < ops.length; k++) {
+    const o = ops[k]!;
+    if (o.op === 'eq') {
+      emit({ type: 'same', left_seq: L.seqs[li]!, right_seq: R.seqs[ri]!, count: o.n, left_kind: L.kinds[li]!, right_kind: R.kinds[ri]! });
+      li += o.n;
+      ri += o.n;
+      continue;
+    }
+    // A hunk: the deleted and inserted events between two equal stretches. A deleted event pairs
+    // with the next inserted event of the same kind (within pairWindow) as a `changed` row.
+    let nDel = 0;
+    let nIns = 0;
+    while (k < ops.length && ops[k]!.op !== 'eq') {
+      if (ops[k]!.op === 'del') nDel += ops[k]!.n;
+      else nIns += ops[k]!.n;
+      k++;
+    }
+    k--;
+    const delEnd = li + nDel;
+    const insEnd = ri + nIns;
+    while (li < delEnd) {
+      let match = -1;
+      const limit = Math.min(insEnd, ri + opt.pairWindow);
+      for (let j = ri; j < limit; j++) {
+        if (R.kinds[j] === L.kinds[li]) {
+          match = j;
+          break;
+        }
+      }
+      if (match < 0) {
+        emit(onlyLeft(li));
+        li++;
+        continue;
+      }
+      while (ri < match) {
+        emit(onlyRight(ri));
+        ri++;
+      }
+      emit(pair(li, ri));
+      li++;
+      ri++;
+    }
+    while (ri < insEnd) {
+      emit(onlyRight(ri));
+      ri++;
+    }
+  }
+
+  let stateChanges: Change[] = [];
+  let stateLeftOff = 0;
+  if (left.final_state && right.final_state) {
+    const c = changesCapped(normaliseState(left.final_state), normaliseState(right.final_state), {
+      max: opt.maxStateChanges,
+    });
+    stateChanges = c.changes;
+    stateLeftOff = c.truncated;
+  }
+
+  const cut: string[] = [];
+  if (al.reason) cut.push(al.reason);
+  if (leftOff) cut.push(`${leftOff} rows beyond the first ${opt.maxRows} were left off (counts include them)`);
+  const identical = counts.changed + counts.only_left + counts.only_right === 0;
+  return {
+    left: { run_id: left.run_id, events: L.ids.length },
+    right: { run_id: right.run_id, events: R.ids.length },
+    identical,
+    counts,
+    first_divergence: first,
+    rows,
+    rows_left_off: leftOff,
+    state_changes: stateChanges,
+    state_changes_left_off: stateLeftOff,
+    alignment: { method: al.method, common_prefix: al.prefix, common_suffix: al.suffix, edit_length: al.edit },
+    truncated: cut.length ? { reason: cut.join('; ') } : null,
+  };
+}
+
+/**
+ * A final state as compared: call ids as their ordinal in the run, without the run id, times,
+ * durations and seqs (seqs shift with every inserted event and would drown what differs).
+ */
+export function normaliseState(s: RunState): unknown {
+  const ctx = newContext(s.run_id, false);
+  ctx.dropSeqs = true;
+  // Number calls by their ordinal in the run (call.n), so both states name the same call alike.
+  for (const c of s.calls.items) ctx.calls.set(c.call_id, c.n);
+  const { run_id: _r, projection: _p, caps: _c, budget, ...rest } = s;
+  const { wall_ms: _w, ...used } = budget.used;
+  const json = normaliseJson({ ...rest, budget: { ...budget, used } }, ctx);
+  return JSON.parse(json);
+}

@@ -1,0 +1,2 @@
+export * from './diff';
+export * from './normalise';

@@ -1,0 +1,3 @@
+export * from './types';
+export { PROJECTION_VERSION, initialState, evolve, foldEvents, isTerminal } from './evolve';
+export { changes, changesCapped } from './changes';

@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+
+/** A fresh folder per test, removed afterwards unless PROOFLOOP_KEEP_TMP is set. */
+export function freshFolder(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pl-'));
+  return {
+    dir,
+    cleanup: () =>
+      process.env.PROOFLOOP_KEEP_TMP ? undefined : rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export const repoRoot = path.resolve(import.meta.dirname, '..', '..', '..');
+
+export interface ChildRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a TypeScript file of this repo in a real Node process (through tsx). */
+export function runTs(
+  file: string,
+  args: string[],
+  opts: { onLine?: (line: string) => void; env?: NodeJS.ProcessEnv } = {},
+) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(repoRoot, file), ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  let pending = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    pending += d.toString();
+    let nl;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      opts.onLine?.(pending.slice(0, nl));
+      pending = pending.slice(nl + 1);
+    }
+  });
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<ChildRun>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+/** Runs the CLI from sources, as a user would run `proofloop …`. */
+export function cli(args: string[], env?: NodeJS.ProcessEnv) {
+  return runTs('electron/cli/main.ts', args, { env: { ...env, PROOFLOOP_CLI_ENTRY: '1' } }).done;
+}

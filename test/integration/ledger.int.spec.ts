@@ -1,0 +1,193 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ledger, ledgerPath, repairMirrors, verifyEvents } from '../../electron/ledger';
+import { freshFolder, runTs, cli } from './helpers/tmp';
+
+const started = {
+  task_id: 'discount',
+  goal: 'fix the discount',
+  agent: { name: 'sim', variant: 'careful', seed: 1 },
+};
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  cleanups.forEach((c) => c());
+  cleanups = [];
+});
+function folder(): string {
+  const f = freshFolder();
+  cleanups.push(f.cleanup);
+  return f.dir;
+}
+
+describe('ledger on a real SQLite file', () => {
+  it('continues seq and the chain after a restart', () => {
+    const dir = folder();
+    let ledger = Ledger.open(dir);
+    let w = ledger.writer('demo-001');
+    w.append('run_started', started);
+    w.append('model_proposed', { call_id: 'c1', tool: 'read_file', args: { path: 'price.js' } });
+    w.close();
+    ledger.close();
+
+    ledger = Ledger.open(dir);
+    w = ledger.writer('demo-001');
+    const third = w.append('action_allowed', { call_id: 'c1', rule: 'read:**' });
+    w.append('tool_invoked', { call_id: 'c1', tool: 'read_file', args: { path: 'price.js' } });
+    w.close();
+    expect(third.seq).toBe(3);
+    const events = ledger.read('demo-001');
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(events[2]!.prev).toBe(events[1]!.hash);
+    const run = ledger.run('demo-001')!;
+    expect(
+      verifyEvents('demo-001', events, { expectedHead: { seq: run.head_seq, hash: run.head_hash } }).ok,
+    ).toBe(true);
+    ledger.close();
+  });
+
+  it('refuses UPDATE and DELETE on events, from any connection', () => {
+    const dir = folder();
+    const ledger = Ledger.open(dir);
+    const w = ledger.writer('r');
+    w.append('run_started', started);
+    w.close();
+    ledger.close();
+    const raw = new Database(ledgerPath(dir));
+    expect(() => raw.prepare("UPDATE events SET payload = '{}'").run()).toThrow(
+      /append-only: UPDATE refused/,
+    );
+    expect(() => raw.prepare('DELETE FROM events').run()).toThrow(/append-only: DELETE refused/);
+    expect(raw.prepare('SELECT COUNT(*) AS n FROM events').get()).toEqual({ n: 1 });
+    raw.close();
+  });
+
+  it('refuses a payload that fails its kind schema, naming the field, and commits nothing', () => {
+    const dir = folder();
+    const ledger = Ledger.open(dir);
+    const w = ledger.writer('r');
+    w.append('run_started', started);
+    expect(() =>
+      w.appendBatch([
+        { kind: 'model_responded', payload: { content: 'ok' } },
+        { kind: 'tool_returned', payload: { call_id: 'c1' } },
+      ]),
+    ).toThrow(/payload of tool_returned: status/);
+    expect(ledger.run('r')!.head_seq).toBe(1);
+    w.close();
+    ledger.close();
+  });
+
+  it('4 processes on 4 runs and 2 processes on one run: no gap, no duplicate, the second writer refused', async () => {
+    const dir = folder();
+    Ledger.open(dir).close();
+    const runs = ['a', 'b', 'c', 'd'];
+    const results = await Promise.all(
+      runs.map((r) => runTs('test/integration/helpers/append-worker.ts', [dir, r, '300']).done),
+    );
+    for (const r of results) expect(r.code, r.stderr).toBe(0);
+
+    // Two writers on one run: the second starts while the first holds the run.
+    let first!: ReturnType<typeof runTs>;
+    const locked = new Promise<void>((resolve) => {
+      first = runTs('test/integration/helpers/append-worker.ts', [dir, 'shared', '1500'], {
+        onLine: (l) => l === 'locked' && resolve(),
+      });
+    });
+    await locked;
+    const second = await runTs('test/integration/helpers/append-worker.ts', [dir, 'shared', '1500']).done;
+    expect(second.code).toBe(3);
+    expect(second.stdout).toMatch(/conflict run shared already has a writer: pid \d+/);
+    expect((await first.done).code).toBe(0);
+    // Once the first writer is gone, a new one continues the same run.
+    const third = await runTs('test/integration/helpers/append-worker.ts', [dir, 'shared', '500', '50']).done;
+    expect(third.stdout).toContain('done 2000');
+
+    const ledger = Ledger.open(dir);
+    for (const [run, n] of [...runs.map((r) => [r, 300] as const), ['shared', 2000] as const]) {
+      const seqs = ledger.read(run).map((e) => e.seq);
+      expect(seqs.length).toBe(n);
+      expect(seqs.every((s, i) => s === i + 1)).toBe(true);
+      expect(verifyEvents(run, ledger.iterate(run)).ok).toBe(true);
+    }
+    ledger.close();
+  });
+
+  it('a changed byte inside any payload value makes verify name that seq', async () => {
+    const dir = folder();
+    const ledger = Ledger.open(dir);
+    const w = ledger.writer('r');
+    w.append('run_started', started);
+    for (let i = 0; i < 20; i++) {
+      w.append('tool_returned', {
+        call_id: `c${i}`,
+        status: 'ok',
+        duration_ms: i,
+        excerpt: `line ${i}: total = price * 0.9`,
+        bytes: 30 + i,
+      });
+    }
+    w.close();
+    ledger.close();
+
+    // Tamper below the ledger: drop the guard trigger as an attacker with file access would.
+    const raw = new Database(ledgerPath(dir));
+    raw.exec('DROP TRIGGER events_no_update');
+    const targets = [1, 7, 21];
+    for (const seq of targets) {
+      const row = raw.prepare("SELECT payload FROM events WHERE run_id = 'r' AND seq = ?").get(seq) as {
+        payload: string;
+      };
+      // One byte of a value: the first digit or letter inside a string value.
+      const at = row.payload.search(/:"[a-z0-9]/) + 2;
+      const flipped =
+        row.payload.slice(0, at) + (row.payload[at] === 'x' ? 'y' : 'x') + row.payload.slice(at + 1);
+      raw.prepare("UPDATE events SET payload = ? WHERE run_id = 'r' AND seq = ?").run(flipped, seq);
+    }
+    raw.close();
+
+    const out = await cli(['--folder', dir, '--json', 'verify', 'r']);
+    expect(out.code).toBe(1);
+    const report = JSON.parse(out.stdout) as { ok: boolean; findings: { code: string; seq: number }[] };
+    expect(report.ok).toBe(false);
+    const named = [...new Set(report.findings.filter((f) => f.code === 'chain_broken').map((f) => f.seq))];
+    expect(named).toEqual(targets);
+  });
+
+  it('writes a JSONL mirror after each commit and repairs a lagging or torn one from the database', () => {
+    const dir = folder();
+    const ledger = Ledger.open(dir);
+    const w = ledger.writer('m');
+    w.append('run_started', started);
+    for (let i = 0; i < 9; i++) w.append('context_updated', { op: 'append', i });
+    w.close();
+    const mirror = path.join(dir, 'm', 'events.jsonl');
+    const lines = readFileSync(mirror, 'utf8').trimEnd().split('\n');
+    expect(lines.length).toBe(10);
+    // Lose the last three lines and tear the one before.
+    writeFileSync(mirror, lines.slice(0, 6).join('\n') + '\n' + lines[6]!.slice(0, 20));
+    expect(repairMirrors(ledger)).toEqual(['m']);
+    const repaired = readFileSync(mirror, 'utf8').trimEnd().split('\n');
+    expect(repaired).toEqual(lines);
+    expect(repairMirrors(ledger)).toEqual([]);
+    ledger.close();
+  });
+
+  it('refuses a ledger written by a newer schema, and one whose applied migration was edited', () => {
+    const dir = folder();
+    Ledger.open(dir).close();
+    const raw = new Database(ledgerPath(dir));
+    raw.pragma('user_version = 99');
+    raw.close();
+    expect(() => Ledger.open(dir)).toThrow(/schema version 99, newer than this ProofLoop knows/);
+
+    const dir2 = folder();
+    Ledger.open(dir2).close();
+    const raw2 = new Database(ledgerPath(dir2));
+    raw2.prepare("UPDATE schema_migrations SET sha256 = 'edited' WHERE version = 1").run();
+    raw2.close();
+    expect(() => Ledger.open(dir2)).toThrow(/migration 1 \(initial\) was edited after it was applied/);
+    expect(existsSync(ledgerPath(dir2))).toBe(true);
+  });
+});

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { migrations } from '../../electron/ledger/migrations';
+
+// Important: these digests pin migrations that have shipped. If this test fails, an applied
+// migration was edited: revert it and add a new migration instead.
+const SHIPPED: Record<number, string> = {
+  1: '0bceeb1b480060c1af36c709d2f702f911d09f03865da1173887dda19e65088d',
+};
+
+describe('migrations', () => {
+  it('are numbered 1..n without gaps', () => {
+    expect(migrations.map((m) => m.version)).toEqual(migrations.map((_, i) => i + 1));
+  });
+  it('that shipped are unchanged', () => {
+    for (const [version, digest] of Object.entries(SHIPPED)) {
+      const m = migrations.find((x) => x.version === Number(version));
+      expect(m, `migration ${version} is missing`).toBeDefined();
+      expect(createHash('sha256').update(m!.sql).digest('hex')).toBe(digest);
+    }
+  });
+});
