@@ -1,7 +1,7 @@
 export {
   Ledger,
   RunWriter,
-  rowToEvent,
+  type ImportedEvent,
   type LedgerReader,
   type CreateRunOptions,
   type AppendListener,

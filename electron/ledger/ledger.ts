@@ -9,7 +9,6 @@ import {
   KIND_RE,
   type LedgerEvent,
   type NewEvent,
-  toJsonLine,
 } from '../../shared/protocol';
 import { redactCredentials } from '../../shared/redact';
 import { ProofloopError } from '../../shared/result';
@@ -19,34 +18,61 @@ import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
 
 interface EventRowDb {
-  run_id: string;
   seq: number;
   kind: string;
   v: number;
   at: string;
   payload: string;
-  prev: string;
-  hash: string;
-  digest: string;
-  redacted: number;
+  hash: Buffer;
+  digest: Buffer | null;
 }
 
-export function rowToEvent(r: EventRowDb): StoredEvent {
+/** An event of a read-only run (JSONL import, bundle) whose seq and hash come from its source. */
+export interface ImportedEvent {
+  seq: number;
+  kind: string;
+  v: number;
+  at: string;
+  /** The payload as stored (already redacted), JSON text. */
+  payloadJson: string;
+  /** The event's hash (hex) as its source chained it. */
+  hash: string;
+  /** The original digest (hex) when the stored payload differs from what was hashed (redaction). */
+  digest?: string | null;
+}
+
+function rowToEvent(r: EventRowDb, runId: string, prev: string): StoredEvent {
   const e: StoredEvent = {
     seq: r.seq,
-    run_id: r.run_id,
+    run_id: runId,
     kind: r.kind,
     v: r.v,
     at: r.at,
     payload: JSON.parse(r.payload) as Record<string, unknown>,
-    prev: r.prev,
-    hash: r.hash,
+    prev,
+    hash: r.hash.toString('hex'),
   };
-  if (r.redacted) {
-    e.digest = r.digest;
+  if (r.digest) {
+    e.digest = r.digest.toString('hex');
     e.redacted = true;
   }
   return e;
+}
+
+const hexToBlob = (hex: string): Buffer => Buffer.from(hex, 'hex');
+
+/** The mirror line of `toJsonLine`, built around the payload JSON already in hand (hot path). */
+function jsonLine(
+  seq: number,
+  runId: string,
+  kind: string,
+  v: number,
+  at: string,
+  payloadJson: string,
+  prev: string,
+  hash: string,
+) {
+  return `{"seq":${seq},"run_id":${JSON.stringify(runId)},"kind":"${kind}","v":${v},"at":${JSON.stringify(at)},"payload":${payloadJson},"prev":"${prev}","hash":"${hash}"}\n`;
 }
 
 export interface CreateRunOptions {
@@ -77,6 +103,22 @@ const STATUS_OF: Record<string, string> = {
   run_failed: 'failed',
 };
 
+/** What the runs table learns from a batch: the latest status, and task and variant from run_started. */
+function runFacts(items: readonly { kind: string; payload: Record<string, unknown> }[]) {
+  let status: string | null = null;
+  let taskId: string | null = null;
+  let variant: string | null = null;
+  for (const p of items) {
+    status = STATUS_OF[p.kind] ?? status;
+    if (p.kind === 'run_started') {
+      taskId = typeof p.payload.task_id === 'string' ? p.payload.task_id : null;
+      const agent = p.payload.agent as { variant?: unknown } | undefined;
+      variant = typeof agent?.variant === 'string' ? agent.variant : null;
+    }
+  }
+  return { status, task_id: taskId, variant };
+}
+
 /**
  * The ledger of record of one runs folder: `<folder>/.proofloop/ledger.db`.
  * Appends are one BEGIN IMMEDIATE transaction each (or per batch) that assigns seq and chain.
@@ -93,22 +135,27 @@ export class Ledger implements LedgerReader {
     this.db = openDatabase(ledgerPath(folder));
     const db = this.db;
     this.stmts = {
-      head: db.prepare('SELECT head_seq, head_hash, source, status FROM runs WHERE run_id = ?'),
+      head: db.prepare('SELECT run_no, head_seq, head_hash FROM runs WHERE run_id = ?'),
+      runNo: db.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck(),
       insert: db.prepare(
-        `INSERT INTO events (run_id, seq, kind, v, at, payload, prev, hash, digest, redacted)
-         VALUES (@run_id, @seq, @kind, @v, @at, @payload, @prev, @hash, @digest, @redacted)`,
+        'INSERT INTO events (run_no, seq, kind, v, at, payload, hash, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       updateHead: db.prepare(
-        `UPDATE runs SET head_seq = @seq, head_hash = @hash, last_at = @at,
-           first_at = COALESCE(first_at, @at), status = COALESCE(@status, status),
+        `UPDATE runs SET head_seq = @seq, head_hash = @hash, last_at = @at, event_count = event_count + @n,
+           first_at = COALESCE(first_at, @first_at), status = COALESCE(@status, status),
            task_id = COALESCE(@task_id, task_id), variant = COALESCE(@variant, variant)
-         WHERE run_id = @run_id`,
+         WHERE run_no = @run_no`,
       ),
       token: db.prepare('SELECT token FROM writers WHERE run_id = ?'),
       readRange: db.prepare(
-        'SELECT * FROM events WHERE run_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
+        'SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE run_no = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
       ),
-      one: db.prepare('SELECT * FROM events WHERE run_id = ? AND seq = ?'),
+      prevHash: db
+        .prepare('SELECT hash FROM events WHERE run_no = ? AND seq < ? ORDER BY seq DESC LIMIT 1')
+        .pluck(),
+      one: db.prepare(
+        'SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE run_no = ? AND seq = ?',
+      ),
     };
   }
 
@@ -167,39 +214,43 @@ export class Ledger implements LedgerReader {
   appendLocked(runId: string, token: string, items: readonly NewEvent[]): StoredEvent[] {
     const prepared = items.map((item) => this.prepare(item));
     const out: StoredEvent[] = [];
+    const lines: string[] = [];
     const tx = this.db.transaction(() => {
       const held = this.stmts.token.get(runId) as { token: string } | undefined;
       if (!held || held.token !== token) {
         throw new ProofloopError('conflict', `the writer of run ${runId} lost its lock to another process`);
       }
-      const head = this.stmts.head.get(runId) as { head_seq: number; head_hash: string } | undefined;
+      const head = this.stmts.head.get(runId) as
+        { run_no: number; head_seq: number; head_hash: string } | undefined;
       if (!head) throw new ProofloopError('not_found', `no run ${runId}`);
       let seq = head.head_seq;
       let prev = head.head_hash;
-      let status: string | null = null;
-      let taskId: string | null = null;
-      let variant: string | null = null;
+      let firstAt: string | null = null;
       let at = '';
       for (const p of prepared) {
         seq += 1;
         at = p.at ?? this.now();
+        firstAt ??= at;
         const fields = { seq, run_id: runId, kind: p.kind, v: p.v, at, payload: p.payload };
         const digest = eventDigest(fields, sha256Hex);
         const hash = chainLink(prev, digest, sha256Hex);
-        this.stmts.insert.run({ ...fields, payload: p.json, prev, hash, digest, redacted: 0 });
+        this.stmts.insert.run(head.run_no, seq, p.kind, p.v, at, p.json, hexToBlob(hash), null);
         out.push({ ...fields, prev, hash });
+        lines.push(jsonLine(seq, runId, p.kind, p.v, at, p.json, prev, hash));
         prev = hash;
-        status = STATUS_OF[p.kind] ?? status;
-        if (p.kind === 'run_started') {
-          taskId = typeof p.payload.task_id === 'string' ? p.payload.task_id : null;
-          const agent = p.payload.agent as { variant?: unknown } | undefined;
-          variant = typeof agent?.variant === 'string' ? agent.variant : null;
-        }
       }
-      this.stmts.updateHead.run({ run_id: runId, seq, hash: prev, at, status, task_id: taskId, variant });
+      this.stmts.updateHead.run({
+        run_no: head.run_no,
+        seq,
+        hash: prev,
+        at,
+        first_at: firstAt,
+        n: prepared.length,
+        ...runFacts(prepared),
+      });
     });
     tx.immediate();
-    this.mirror(runId, out);
+    this.mirror(runId, lines);
     for (const l of this.listeners) l(runId, out);
     return out;
   }
@@ -221,12 +272,12 @@ export class Ledger implements LedgerReader {
   }
 
   /** The JSONL mirror is a convenience copy; the database is the authority (repairMirrors rebuilds it). */
-  private mirror(runId: string, events: readonly StoredEvent[]): void {
-    if (events.length === 0) return;
+  private mirror(runId: string, lines: readonly string[]): void {
+    if (lines.length === 0) return;
     try {
       const dir = path.join(this.folder, runId);
       mkdirSync(dir, { recursive: true });
-      appendFileSync(path.join(dir, 'events.jsonl'), events.map((e) => toJsonLine(e) + '\n').join(''));
+      appendFileSync(path.join(dir, 'events.jsonl'), lines.join(''));
     } catch {
       // A failed mirror write loses nothing: the next open repairs the mirror from the database.
     }
@@ -235,8 +286,7 @@ export class Ledger implements LedgerReader {
   runs(): RunRow[] {
     const rows = this.db
       .prepare(
-        `SELECT r.*, (SELECT COUNT(*) FROM findings f WHERE f.run_id = r.run_id) AS findings,
-                (SELECT COUNT(*) FROM events e WHERE e.run_id = r.run_id) AS event_count
+        `SELECT r.*, (SELECT COUNT(*) FROM findings f WHERE f.run_id = r.run_id) AS findings
          FROM runs r ORDER BY r.created_at DESC, r.run_id`,
       )
       .all() as Record<string, unknown>[];
@@ -246,8 +296,7 @@ export class Ledger implements LedgerReader {
   run(runId: string): RunRow | undefined {
     const r = this.db
       .prepare(
-        `SELECT r.*, (SELECT COUNT(*) FROM findings f WHERE f.run_id = r.run_id) AS findings,
-                (SELECT COUNT(*) FROM events e WHERE e.run_id = r.run_id) AS event_count
+        `SELECT r.*, (SELECT COUNT(*) FROM findings f WHERE f.run_id = r.run_id) AS findings
          FROM runs r WHERE r.run_id = ?`,
       )
       .get(runId) as Record<string, unknown> | undefined;
@@ -281,27 +330,86 @@ export class Ledger implements LedgerReader {
   }
 
   *iterate(runId: string, q: ReadQuery = {}): IterableIterator<StoredEvent> {
+    const runNo = this.stmts.runNo.get(runId) as number | undefined;
+    if (runNo === undefined) return;
     const from = q.from ?? 1;
     const to = q.to ?? Number.MAX_SAFE_INTEGER;
     const limit = q.limit ?? -1;
-    let stmt;
-    let params: unknown[];
-    if (q.kinds && q.kinds.length > 0) {
-      const marks = q.kinds.map(() => '?').join(', ');
-      stmt = this.db.prepare(
-        `SELECT * FROM events WHERE run_id = ? AND kind IN (${marks}) AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
-      );
-      params = [runId, ...q.kinds, from, to, limit];
+    let rows: IterableIterator<EventRowDb>;
+    const filtered = q.kinds !== undefined && q.kinds.length > 0;
+    if (filtered) {
+      const marks = q.kinds!.map(() => '?').join(', ');
+      rows = this.db
+        .prepare(
+          `SELECT seq, kind, v, at, payload, hash, digest FROM events
+           WHERE run_no = ? AND kind IN (${marks}) AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
+        )
+        .iterate(runNo, ...q.kinds!, from, to, limit) as IterableIterator<EventRowDb>;
     } else {
-      stmt = this.stmts.readRange;
-      params = [runId, from, to, limit];
+      rows = this.stmts.readRange.iterate(runNo, from, to, limit) as IterableIterator<EventRowDb>;
     }
-    for (const r of stmt.iterate(...params) as IterableIterator<EventRowDb>) yield rowToEvent(r);
+    // prev is the hash of the stored event before; a filtered read looks each one up.
+    let prev: string | null = null;
+    for (const r of rows) {
+      if (prev === null || filtered) prev = this.prevOf(runNo, r.seq);
+      const e = rowToEvent(r, runId, prev);
+      prev = e.hash;
+      yield e;
+    }
+  }
+
+  private prevOf(runNo: number, seq: number): string {
+    const h = this.stmts.prevHash.get(runNo, seq) as Buffer | undefined;
+    return h ? h.toString('hex') : ZERO_HASH;
   }
 
   event(runId: string, seq: number): StoredEvent | undefined {
-    const r = this.stmts.one.get(runId, seq) as EventRowDb | undefined;
-    return r ? rowToEvent(r) : undefined;
+    const runNo = this.stmts.runNo.get(runId) as number | undefined;
+    if (runNo === undefined) return undefined;
+    const r = this.stmts.one.get(runNo, seq) as EventRowDb | undefined;
+    return r ? rowToEvent(r, runId, this.prevOf(runNo, seq)) : undefined;
+  }
+
+  /** The integer key of a run in the events table (for modules that query it directly). */
+  runNo(runId: string): number | undefined {
+    return this.stmts.runNo.get(runId) as number | undefined;
+  }
+
+  /**
+   * Inserts already-chained events of a read-only run (JSONL import, bundles) and moves its head.
+   * Call inside the caller's transaction, with events in seq order and seqs above the run's head.
+   */
+  insertImported(runId: string, events: readonly ImportedEvent[]): void {
+    if (events.length === 0) return;
+    const head = this.stmts.head.get(runId) as { run_no: number } | undefined;
+    if (!head) throw new ProofloopError('not_found', `no run ${runId}`);
+    for (const e of events) {
+      this.stmts.insert.run(
+        head.run_no,
+        e.seq,
+        e.kind,
+        e.v,
+        e.at,
+        e.payloadJson,
+        hexToBlob(e.hash),
+        e.digest ? hexToBlob(e.digest) : null,
+      );
+    }
+    const last = events[events.length - 1]!;
+    this.stmts.updateHead.run({
+      run_no: head.run_no,
+      seq: last.seq,
+      hash: last.hash,
+      at: last.at,
+      first_at: events[0]!.at,
+      n: events.length,
+      ...runFacts(
+        events.map((e) => ({
+          kind: e.kind,
+          payload: e.kind === 'run_started' ? (JSON.parse(e.payloadJson) as Record<string, unknown>) : {},
+        })),
+      ),
+    });
   }
 
   findings(runId?: string): Finding[] {

@@ -21,15 +21,22 @@ export function ledgerHandlers(ctx: ServiceContext) {
   };
   const search: H<'events.search'> = ({ run_id, text, from, direction, limit }) => {
     requireRun(ctx, run_id);
-    const db = ctx.ledger().db;
+    const ledger = ctx.ledger();
+    const db = ledger.db;
     const backward = direction === 'backward';
     const rows = db
       .prepare(
-        `SELECT seq FROM events WHERE run_id = ? AND seq ${backward ? '<' : '>'} ?
+        `SELECT seq FROM events WHERE run_no = ? AND seq ${backward ? '<' : '>'} ?
            AND (instr(lower(kind), lower(?)) > 0 OR instr(lower(payload), lower(?)) > 0)
          ORDER BY seq ${backward ? 'DESC' : 'ASC'} LIMIT ?`,
       )
-      .all(run_id, from ?? (backward ? Number.MAX_SAFE_INTEGER : 0), text, text, limit ?? 100) as {
+      .all(
+        ledger.runNo(run_id),
+        from ?? (backward ? Number.MAX_SAFE_INTEGER : 0),
+        text,
+        text,
+        limit ?? 100,
+      ) as {
       seq: number;
     }[];
     return { seqs: rows.map((r) => r.seq) };

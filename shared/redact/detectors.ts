@@ -86,7 +86,8 @@ export const CREDENTIAL_DETECTORS: readonly Detector[] = [
   {
     id: 'github_token',
     description: 'GitHub token: classic ghp_/gho_/ghu_/ghs_/ghr_ and fine-grained github_pat_',
-    pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})(?![A-Za-z0-9_])/g,
+    pattern:
+      /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})(?![A-Za-z0-9_])/g,
     trigger: /gh[pousr]_|github_pat_/,
   },
   {
@@ -111,7 +112,8 @@ export const CREDENTIAL_DETECTORS: readonly Detector[] = [
   {
     id: 'slack_webhook',
     description: 'Slack incoming webhook / workflow URL (the path after hooks.slack.com/)',
-    pattern: /(?<pre>https?:\/\/hooks\.slack\.com\/)(?<secret>(?:services|workflows|triggers)\/[A-Za-z0-9_/+-]{8,})/g,
+    pattern:
+      /(?<pre>https?:\/\/hooks\.slack\.com\/)(?<secret>(?:services|workflows|triggers)\/[A-Za-z0-9_/+-]{8,})/g,
     trigger: /hooks\.slack\.com/,
   },
   {
@@ -208,7 +210,8 @@ export const SHARE_DETECTORS: readonly Detector[] = [
   {
     id: 'ipv4',
     description: 'IPv4 address (not version strings like 1.2.3, not loopback)',
-    pattern: /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\.?\d|\w)/g,
+    pattern:
+      /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\.?\d|\w)/g,
     trigger: /\d\.\d{1,3}\.\d{1,3}\.\d/,
     validate: ipv4Ok,
   },

@@ -87,13 +87,20 @@ const SHARE_LIST: readonly Detector[] = [...CREDENTIAL_DETECTORS, ...SHARE_DETEC
 const SHARE_TRIGGER = triggerOf(SHARE_LIST);
 
 function ruleId(name: string): string {
-  return name.trim().replace(/[^A-Za-z0-9_.-]+/g, '_');
+  // Ids appear in placeholders and in a bundle manifest's per-rule counts (/^[A-Za-z0-9_.:-]{1,100}$/).
+  return (
+    name
+      .trim()
+      .replace(/[^A-Za-z0-9_.-]+/g, '_')
+      .slice(0, 100) || 'rule'
+  );
 }
 
 const keyNorm = (k: string): string => normalizeKey(k);
 
 function setOwn(obj: Record<string, unknown>, k: string, v: unknown): void {
-  if (k === '__proto__') Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
+  if (k === '__proto__')
+    Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
   else obj[k] = v;
 }
 
@@ -238,12 +245,18 @@ class RedactorImpl implements Redactor {
   }
 
   /** Applies user rules that select this field (by key or path), then walks it. */
-  private child(v: unknown, key: string | undefined, scoped: CompiledUserRule[] | null, isField: boolean): unknown {
+  private child(
+    v: unknown,
+    key: string | undefined,
+    scoped: CompiledUserRule[] | null,
+    isField: boolean,
+  ): unknown {
     let sc = scoped;
     if (this.selectRules.length > 0) {
       const nk = isField && key !== undefined ? keyNorm(key) : undefined;
       for (const r of this.selectRules) {
-        const selected = (nk !== undefined && r.keys?.has(nk) === true) || (r.paths !== null && this.pathMatches(r.paths));
+        const selected =
+          (nk !== undefined && r.keys?.has(nk) === true) || (r.paths !== null && this.pathMatches(r.paths));
         if (!selected) continue;
         if (r.re === null) {
           if (r.drop) {
@@ -342,7 +355,12 @@ class RedactorImpl implements Redactor {
       }
       const groups = m.groups;
       const secret = groups?.secret ?? m[0];
-      if (secret.length === 0 || (d.validate && !d.validate(m)) || isProtectedValue(secret) || this.allowed(secret)) {
+      if (
+        secret.length === 0 ||
+        (d.validate && !d.validate(m)) ||
+        isProtectedValue(secret) ||
+        this.allowed(secret)
+      ) {
         continue;
       }
       const start = m.index + (groups?.pre?.length ?? 0);

@@ -26,7 +26,13 @@ export {
   isSensitiveKey,
   type Detector,
 } from './detectors';
-export { RedactRulesFileSchema, parseJsonPath, parseRedactRules, type RedactRule, type RedactRules } from './rules';
+export {
+  RedactRulesFileSchema,
+  parseJsonPath,
+  parseRedactRules,
+  type RedactRule,
+  type RedactRules,
+} from './rules';
 
 /**
  * Replaces credentials anywhere in a JSON value (deep). Placeholders are numbered per call (`#1` for

