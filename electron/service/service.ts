@@ -14,7 +14,11 @@ import { ingestFolder } from '../ingest';
 import { builtinTasksDir } from '../paths';
 import type { ServiceContext } from './context';
 import type { Handlers } from './handler';
+import { bundleHandlers } from './bundle';
 import { checkFolder, ledgerHandlers } from './ledger';
+import { runnerHandlers } from './runner';
+import { stateHandlers } from './state';
+import { attachSnapshotter } from '../state/snapshots';
 
 export type PushListener = <P extends PushName>(channel: P, payload: PushOf<P>) => void;
 
@@ -46,6 +50,7 @@ export class ProofloopService {
   private readonly handlers: Handlers;
   private readonly trusted = new Set<string>();
   private readonly recent: string[] = [];
+  private readonly detach: (() => void)[] = [];
   readonly ctx: ServiceContext;
 
   constructor(private readonly opts: ServiceOptions = {}) {
@@ -65,6 +70,9 @@ export class ProofloopService {
       'folder.current': () => this.info,
       'folder.recent': () => [...this.recent],
       ...ledgerHandlers(ctx),
+      ...bundleHandlers(ctx),
+      ...runnerHandlers(ctx),
+      ...stateHandlers(() => ctx.ledger()),
     };
   }
 
@@ -75,6 +83,7 @@ export class ProofloopService {
     if (this.current?.folder !== abs) {
       this.closeFolder();
       this.current = Ledger.open(abs);
+      this.detach.push(attachSnapshotter(this.current));
       this.current.onAppend((runId, events) => {
         if (events.length === 0) return;
         this.ctx.emit('events.appended', {
@@ -111,6 +120,7 @@ export class ProofloopService {
   }
 
   closeFolder(): void {
+    for (const d of this.detach.splice(0)) d();
     this.current?.close();
     this.current = null;
     this.info = null;

@@ -1,0 +1,144 @@
+// The inspector in web mode, in Debian's Chromium, on a 1,000,000-event run: time from selecting
+// the run to the first timeline rows painted, one keyboard step including the state panel update,
+// and the renderer's JS heap. Runnable alone: `npx tsx bench/ui.ts`.
+import { chromium } from '@playwright/test';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Ledger } from '../electron/ledger';
+import { ProofloopService } from '../electron/service/service';
+import { startWebServer } from '../electron/transports/http';
+import { rendererDir } from '../electron/paths';
+
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return Number(s[Math.min(s.length - 1, Math.floor(q * s.length))]!.toFixed(1));
+}
+
+/** A realistic mix of kinds, cycling through the steps of an agent run. */
+function makeEvents(from: number, n: number) {
+  const out = [];
+  for (let i = from; i < from + n; i++) {
+    const call = `c${Math.floor(i / 4)}`;
+    switch (i % 4) {
+      case 0:
+        out.push({
+          kind: 'model_proposed',
+          payload: { call_id: call, tool: 'read_file', args: { path: `src/f${i % 97}.js` }, tokens: 40 },
+        });
+        break;
+      case 1:
+        out.push(
+          i % 401 === 1
+            ? {
+                kind: 'action_denied',
+                payload: { call_id: call, rule: 'paths.read', reason: 'outside the workspace' },
+              }
+            : { kind: 'action_allowed', payload: { call_id: call, rule: 'tools.read_file' } },
+        );
+        break;
+      case 2:
+        out.push({
+          kind: 'tool_invoked',
+          payload: { call_id: call, tool: 'read_file', args: { path: `src/f${i % 97}.js` } },
+        });
+        break;
+      default:
+        out.push({
+          kind: 'tool_returned',
+          payload: {
+            call_id: call,
+            status: 'ok',
+            duration_ms: i % 13,
+            excerpt: `export function f${i}(x) { return x * ${i % 7}; }`,
+            bytes: 48,
+          },
+        });
+    }
+  }
+  return out;
+}
+
+export async function benchUi(n = 1_000_000) {
+  if (!existsSync('/usr/bin/chromium'))
+    return { skipped: '/usr/bin/chromium is missing (apt-get install -y chromium)' };
+  const staticDir = rendererDir();
+  if (!staticDir) return { skipped: 'renderer not built: npm run build' };
+  const dir = mkdtempSync(path.join(tmpdir(), 'pl-bench-ui-'));
+  try {
+    const ledger = Ledger.open(dir);
+    const w = ledger.writer('big');
+    w.append('run_started', {
+      task_id: 'discount',
+      goal: 'fix the discount',
+      agent: { name: 'sim', variant: 'looping', seed: 1 },
+      budget: { steps: n },
+    });
+    for (let i = 1; i < n; i += 10_000) w.appendBatch(makeEvents(i, Math.min(10_000, n - i)));
+    w.close();
+    ledger.close();
+
+    const service = new ProofloopService();
+    await service.openFolder(dir);
+    const server = await startWebServer(service, { staticDir });
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await page.goto(server.url);
+      await page.getByTestId('run-item').first().waitFor();
+      const t0 = performance.now();
+      await page.getByTestId('run-item').filter({ hasText: 'big' }).first().click();
+      await page.getByTestId('timeline-row').first().waitFor();
+      const firstRowsMs = performance.now() - t0;
+
+      // Stand in the middle of the run, where the state comes from a snapshot plus folds.
+      const mid = Math.floor(n / 2);
+      await page.evaluate(
+        (s) =>
+          ((globalThis as unknown as { location: { hash: string } }).location.hash = `#/run/big/seq/${s}`),
+        mid,
+      );
+      await page.locator(`[data-testid="state-view"][data-seq="${mid}"][data-state="ready"]`).waitFor();
+      await page.getByTestId('timeline').focus();
+      const steps: number[] = [];
+      for (let i = 1; i <= 60; i++) {
+        const s = performance.now();
+        await page.keyboard.press('ArrowRight');
+        await page.locator(`[data-testid="state-view"][data-seq="${mid + i}"][data-state="ready"]`).waitFor();
+        steps.push(performance.now() - s);
+      }
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Performance.enable');
+      await cdp.send('HeapProfiler.collectGarbage');
+      const { metrics } = await cdp.send('Performance.getMetrics');
+      const heap = metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? NaN;
+      return {
+        events: n,
+        select_to_first_rows_ms: Number(firstRowsMs.toFixed(0)),
+        step_ms: { p50: quantile(steps, 0.5), p95: quantile(steps, 0.95), max: quantile(steps, 1) },
+        js_heap_mb: Number((heap / 2 ** 20).toFixed(1)),
+        goals: { first_rows_ms: 1000, step_p95_ms: 50, js_heap_mb: 300 },
+      };
+    } finally {
+      await browser.close();
+      await server.close();
+      service.closeFolder();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const n = Number(process.argv[2] ?? 1_000_000);
+  console.log(JSON.stringify(await benchUi(n), null, 2));
+}
