@@ -2,8 +2,10 @@
 import { Command, CommanderError } from 'commander';
 import { ProofloopError } from '../../shared/result';
 import { createCliContext, EXIT } from './context';
+import { registerBundleCommands } from './commands/bundle';
 import { registerLedgerCommands } from './commands/ledger';
 import { registerServeCommands } from './commands/serve';
+import { registerRunnerCommands } from './commands/runner';
 
 const VERSION = '0.1.0';
 
@@ -21,7 +23,9 @@ export function buildProgram(): Command {
     .exitOverride();
   const ctx = createCliContext(program);
   registerLedgerCommands(program, ctx);
+  registerBundleCommands(program, ctx);
   registerServeCommands(program, ctx);
+  registerRunnerCommands(program, ctx);
   program.addHelpText(
     'after',
     `

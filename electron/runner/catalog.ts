@@ -5,7 +5,14 @@ import { ProofloopError } from '../../shared/result';
 import { sha256Hex } from '../crypto';
 
 /** Tools the host knows how to execute. A policy may name others: they are simply never allowed. */
-export const KNOWN_TOOLS = ['list_files', 'read_file', 'search', 'apply_patch', 'write_file', 'run_command'] as const;
+export const KNOWN_TOOLS = [
+  'list_files',
+  'read_file',
+  'search',
+  'apply_patch',
+  'write_file',
+  'run_command',
+] as const;
 export type ToolName = (typeof KNOWN_TOOLS)[number];
 /** Tools that cannot have had an effect: an interrupted call of these may be run again on resume. */
 export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set(['list_files', 'read_file', 'search']);
@@ -13,7 +20,10 @@ export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set(['list_files', 'read
 const relPath = z
   .string()
   .min(1)
-  .refine((p) => !path.isAbsolute(p) && !p.split(/[\\/]/).includes('..'), 'must be a relative path inside the workspace');
+  .refine(
+    (p) => !path.isAbsolute(p) && !p.split(/[\\/]/).includes('..'),
+    'must be a relative path inside the workspace',
+  );
 const edit = z.strictObject({ find: z.string().min(1), replace: z.string() });
 const command = z.string().trim().min(1).max(500);
 
@@ -62,7 +72,12 @@ export const PolicySchema = z.strictObject({
   limits: z
     .strictObject({
       excerpt_bytes: z.number().int().min(64).max(65_536).default(2048),
-      output_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1 << 20),
+      output_bytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(64 * 1024 * 1024)
+        .default(1 << 20),
     })
     .default({ excerpt_bytes: 2048, output_bytes: 1 << 20 }),
 });
@@ -97,7 +112,11 @@ function parseFile<S extends z.ZodType>(file: string, schema: S): { value: z.out
   try {
     raw = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new CatalogProblem({ file, field: '(file)', message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? e}` });
+    throw new CatalogProblem({
+      file,
+      field: '(file)',
+      message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? e}`,
+    });
   }
   let json: unknown;
   try {
@@ -109,7 +128,8 @@ function parseFile<S extends z.ZodType>(file: string, schema: S): { value: z.out
   if (!r.success) {
     const first = r.error.issues[0]!;
     const field = first.path.length ? first.path.map(String).join('.') : '(root)';
-    const keys = first.code === 'unrecognized_keys' ? ` (${(first as { keys: string[] }).keys.join(', ')})` : '';
+    const keys =
+      first.code === 'unrecognized_keys' ? ` (${(first as { keys: string[] }).keys.join(', ')})` : '';
     throw new CatalogProblem({ file, field, message: first.message + keys });
   }
   return { value: r.data, raw };
@@ -121,12 +141,20 @@ export function loadTaskDir(dir: string): LoadedTask {
   const toolsFile = path.join(dir, 'tools.json');
   const { value: task } = parseFile(taskFile, TaskSchema);
   if (task.id !== path.basename(dir)) {
-    throw new CatalogProblem({ file: taskFile, field: 'id', message: `"${task.id}" must equal the folder name "${path.basename(dir)}"` });
+    throw new CatalogProblem({
+      file: taskFile,
+      field: 'id',
+      message: `"${task.id}" must equal the folder name "${path.basename(dir)}"`,
+    });
   }
   const { value: policy, raw } = parseFile(toolsFile, PolicySchema);
   const workspace = path.join(dir, 'workspace');
   if (!existsSync(workspace) || !statSync(workspace).isDirectory()) {
-    throw new CatalogProblem({ file: workspace, field: '(folder)', message: 'a task needs a workspace/ folder' });
+    throw new CatalogProblem({
+      file: workspace,
+      field: '(folder)',
+      message: 'a task needs a workspace/ folder',
+    });
   }
   return { task, policy, policy_digest: sha256Hex(raw), dir, workspace };
 }
@@ -154,7 +182,8 @@ export function loadCatalog(catalogDir: string): { tasks: LoadedTask[]; errors: 
 
 /** One task of a catalog by id. */
 export function loadTask(catalogDir: string, taskId: string): LoadedTask {
-  if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(taskId)) throw new ProofloopError('bad_args', `"${taskId}" is not a task id`);
+  if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(taskId))
+    throw new ProofloopError('bad_args', `"${taskId}" is not a task id`);
   const dir = path.join(path.resolve(catalogDir), taskId);
   if (!existsSync(path.join(dir, 'task.json'))) {
     throw new ProofloopError('not_found', `no task "${taskId}" in ${catalogDir} (no ${taskId}/task.json)`);

@@ -21,7 +21,13 @@ export const toolArgs = {
   read_file: z.strictObject({ path: p }),
   search: z.strictObject({ query: z.string().min(1).max(200), path: p.optional() }),
   write_file: z.strictObject({ path: p, content: z.string().max(1 << 20) }),
-  apply_patch: z.strictObject({ path: p, patch: z.string().min(1).max(1 << 20) }),
+  apply_patch: z.strictObject({
+    path: p,
+    patch: z
+      .string()
+      .min(1)
+      .max(1 << 20),
+  }),
   run_command: z.strictObject({ command: z.string().min(1).max(500) }),
 } as const;
 export type ToolArgs = { [K in keyof typeof toolArgs]: z.output<(typeof toolArgs)[K]> };
@@ -81,7 +87,8 @@ export class PolicyEngine {
     if (!(KNOWN_TOOLS as readonly string[]).includes(tool)) {
       return { allowed: false, rule: 'tools', reason: `"${tool}" is not a tool this host provides` };
     }
-    if (!this.tools.has(tool)) return { allowed: false, rule: 'tools', reason: `"${tool}" is not listed in tools.json tools` };
+    if (!this.tools.has(tool))
+      return { allowed: false, rule: 'tools', reason: `"${tool}" is not listed in tools.json tools` };
     const parsed = toolArgs[tool as keyof typeof toolArgs].safeParse(proposal.args);
     if (!parsed.success) {
       const i = parsed.error.issues[0]!;
@@ -111,6 +118,10 @@ export class PolicyEngine {
     if (tool === 'read_file' && !this.canRead(rel)) {
       return { allowed: false, rule: 'paths.read', reason: `"${rel}" does not match tools.json paths.read` };
     }
-    return { allowed: true, rule: 'paths.read', reason: `${tool} of "${rel}" is within tools.json paths.read` };
+    return {
+      allowed: true,
+      rule: 'paths.read',
+      reason: `${tool} of "${rel}" is within tools.json paths.read`,
+    };
   }
 }

@@ -1,4 +1,12 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { applyPatch } from 'diff';
 import { resolveInside } from '../fs/paths';
@@ -76,7 +84,8 @@ function readText(abs: string, maxBytes: number): string {
   return data.length > maxBytes ? `${text}\n…[${data.length - maxBytes} more bytes not read]` : text;
 }
 
-const digestOf = (text: string | null): string | null => (text === null ? null : sha256Bytes(Buffer.from(text, 'utf8')));
+const digestOf = (text: string | null): string | null =>
+  text === null ? null : sha256Bytes(Buffer.from(text, 'utf8'));
 
 function writeChecked(workspace: string, rel: string, abs: string, afterText: string): FileChange {
   const beforeText = existsSync(abs) ? readFileSync(abs, 'utf8') : null;
@@ -84,11 +93,22 @@ function writeChecked(workspace: string, rel: string, abs: string, afterText: st
   // Re-check just before the write: the parent folders now exist, links included.
   const again = resolveInside(workspace, rel);
   writeFileSync(again, afterText);
-  return { path: rel, before: digestOf(beforeText), after: digestOf(afterText)!, beforeText: beforeText ?? '', afterText };
+  return {
+    path: rel,
+    before: digestOf(beforeText),
+    after: digestOf(afterText)!,
+    beforeText: beforeText ?? '',
+    afterText,
+  };
 }
 
 /** Executes one allowed call inside the workspace. Errors of the tool are results, not throws. */
-export async function executeTool(workspace: string, engine: PolicyEngine, tool: string, rawArgs: unknown): Promise<ToolResult> {
+export async function executeTool(
+  workspace: string,
+  engine: PolicyEngine,
+  tool: string,
+  rawArgs: unknown,
+): Promise<ToolResult> {
   const maxBytes = engine.policy.limits.output_bytes;
   try {
     switch (tool) {
@@ -115,7 +135,8 @@ export async function executeTool(workspace: string, engine: PolicyEngine, tool:
           if (!statSync(abs).isFile() || statSync(abs).size > MAX_SEARCH_FILE) continue;
           const lines = readFileSync(abs, 'utf8').split('\n');
           lines.forEach((line, i) => {
-            if (hits.length < MAX_MATCHES && line.includes(a.query)) hits.push(`${rel}:${i + 1}: ${line.trim()}`);
+            if (hits.length < MAX_MATCHES && line.includes(a.query))
+              hits.push(`${rel}:${i + 1}: ${line.trim()}`);
           });
         }
         return { status: 'ok', output: hits.length ? hits.join('\n') : `no match for "${a.query}"` };
@@ -144,16 +165,24 @@ export async function executeTool(workspace: string, engine: PolicyEngine, tool:
       case 'run_command': {
         const a = rawArgs as ToolArgs['run_command'];
         const timeout = engine.timeoutOf('run_command');
-        const r = await runCommandLine(workspace, normalizeCommand(a.command), { timeoutMs: timeout, maxBytes });
-        if (r.timed_out) return { status: 'timeout', output: r.output, timeout_ms: timeout, exit_code: r.exit_code };
+        const r = await runCommandLine(workspace, normalizeCommand(a.command), {
+          timeoutMs: timeout,
+          maxBytes,
+        });
+        if (r.timed_out)
+          return { status: 'timeout', output: r.output, timeout_ms: timeout, exit_code: r.exit_code };
         const tail = r.dropped ? `\n…[${r.dropped} bytes of output dropped]` : '';
-        return { status: r.exit_code === 0 ? 'ok' : 'error', output: r.output + tail, exit_code: r.exit_code };
+        return {
+          status: r.exit_code === 0 ? 'ok' : 'error',
+          output: r.output + tail,
+          exit_code: r.exit_code,
+        };
       }
       default:
         return { status: 'error', output: `unknown tool ${tool}` };
     }
   } catch (e) {
-    const code = e instanceof ProofloopError ? e.code : (e as NodeJS.ErrnoException).code ?? 'error';
+    const code = e instanceof ProofloopError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'error');
     const msg = (e as Error).message.split(workspace).join('<workspace>');
     return { status: 'error', output: `${tool} failed (${code}): ${msg}` };
   }

@@ -3,9 +3,9 @@ import type { ProofloopService } from '../service/service';
 
 /** Runs made in a new default folder, so a new user sees real runs at once. */
 export const FIRST_RUNS = [
-  { task_id: 'discount', variant: 'careful', seed: 1 },
-  { task_id: 'discount', variant: 'hasty', seed: 1 },
-  { task_id: 'discount', variant: 'rogue', seed: 1 },
+  { task_id: 'fix-discount', variant: 'careful', seed: 1 },
+  { task_id: 'fix-discount', variant: 'hasty', seed: 1 },
+  { task_id: 'fix-discount', variant: 'rogue', seed: 1 },
 ] as const;
 
 /**

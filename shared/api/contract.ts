@@ -1,5 +1,8 @@
 import type { z } from 'zod';
+import { bundleMethods } from './bundle';
 import { ledgerMethods, ledgerPushes } from './ledger';
+import { runnerMethods } from './runner';
+import { stateMethods } from './state';
 import type { MethodSpec } from './spec';
 
 /**
@@ -9,6 +12,9 @@ import type { MethodSpec } from './spec';
  */
 export const contract = {
   ...ledgerMethods,
+  ...bundleMethods,
+  ...runnerMethods,
+  ...stateMethods,
 } as const satisfies Record<string, MethodSpec>;
 
 export const pushes = {

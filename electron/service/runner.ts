@@ -1,0 +1,89 @@
+import { ProofloopError } from '../../shared/result';
+import { loadCatalog } from '../runner/catalog';
+import { RunHost, type RunResult } from '../runner/host';
+import type { ServiceContext } from './context';
+import type { Handler as H } from './handler';
+
+/**
+ * Runner handlers: runs execute in the background of this process (the host), with the model and
+ * the judge in child processes; every append is pushed as `events.appended` by the ledger.
+ */
+export function runnerHandlers(ctx: ServiceContext) {
+  const jobs = new Map<string, Promise<RunResult>>();
+  const host = () => new RunHost(ctx.ledger(), { tasksDir: ctx.tasksDir() });
+  const track = ({ run_id, done }: { run_id: string; done: Promise<RunResult> }) => {
+    jobs.set(run_id, done);
+    void done.finally(() => setTimeout(() => jobs.delete(run_id), 60_000).unref());
+    return { run_id };
+  };
+
+  const tasks: H<'tasks.list'> = () => {
+    const dir = ctx.tasksDir();
+    const { tasks: loaded, errors } = loadCatalog(dir);
+    return {
+      dir,
+      errors,
+      tasks: loaded.map((t) => ({
+        id: t.task.id,
+        title: t.task.title,
+        goal: t.task.goal,
+        judge_command: t.task.judge.command,
+        tools: t.policy.tools,
+        commands: t.policy.commands,
+        budget: t.policy.budget,
+        policy_digest: t.policy_digest,
+        simulated: Boolean(t.task.sim),
+      })),
+    };
+  };
+  const start: H<'run.start'> = ({ task_id, variant, seed }) =>
+    track(host().start({ task_id, variant: variant ?? 'careful', seed: seed ?? 1, mode: 'live' }));
+  const rerun: H<'run.rerun'> = ({ run_id }) => track(host().rerun(run_id));
+  const resume: H<'run.resume'> = ({ run_id }) => track(host().resume(run_id));
+  const replay: H<'run.replay'> = async ({ run_id }) => {
+    const r = await host().replay(run_id);
+    return {
+      ok: r.ok,
+      first_divergence: r.first_divergence,
+      run_id: r.run_id,
+      of: run_id,
+      outcome: r.result.outcome,
+    };
+  };
+  const wait: H<'run.wait'> = async ({ run_id }) => {
+    const job = jobs.get(run_id);
+    if (job) return await job;
+    const run = ctx.ledger().run(run_id);
+    if (!run) throw new ProofloopError('not_found', `no run "${run_id}" in ${ctx.folder()}`);
+    const last = run.head_seq ? ctx.ledger().event(run_id, run.head_seq) : undefined;
+    const p = (last?.payload ?? {}) as { outcome?: string; error_type?: string };
+    if (last?.kind === 'run_completed') {
+      return {
+        run_id,
+        status: 'completed' as const,
+        outcome: p.outcome ?? null,
+        passed: p.outcome === 'passed',
+        head_seq: run.head_seq,
+      };
+    }
+    if (last?.kind === 'run_failed') {
+      return {
+        run_id,
+        status: 'failed' as const,
+        outcome: p.error_type ?? 'failed',
+        passed: false,
+        head_seq: run.head_seq,
+      };
+    }
+    return { run_id, status: 'running' as const, outcome: null, passed: false, head_seq: run.head_seq };
+  };
+
+  return {
+    'tasks.list': tasks,
+    'run.start': start,
+    'run.rerun': rerun,
+    'run.resume': resume,
+    'run.replay': replay,
+    'run.wait': wait,
+  };
+}

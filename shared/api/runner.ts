@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { method } from './spec';
+import { RunId } from './ledger';
+
+export const VariantSchema = z.enum(['careful', 'hasty', 'rogue', 'looping', 'hang', 'leaky', 'crashy']);
+
+export const TaskSummarySchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  goal: z.string(),
+  judge_command: z.string(),
+  tools: z.array(z.string()),
+  commands: z.array(z.string()),
+  budget: z.object({ steps: z.number().int(), tokens: z.number().int(), wall_ms: z.number().int() }),
+  policy_digest: z.string(),
+  simulated: z.boolean(),
+});
+
+export const CatalogErrorSchema = z.object({ file: z.string(), field: z.string(), message: z.string() });
+
+export const RunEndSchema = z.object({
+  run_id: z.string(),
+  status: z.enum(['completed', 'failed', 'running']),
+  outcome: z.string().nullable(),
+  passed: z.boolean(),
+  head_seq: z.number().int(),
+});
+
+const ShownEvent = z.object({ seq: z.number().int(), kind: z.string(), payload: z.unknown() });
+
+export const ReplayResultSchema = z.object({
+  ok: z.boolean(),
+  first_divergence: z
+    .object({ seq: z.number().int(), expected: ShownEvent.nullable(), actual: ShownEvent.nullable() })
+    .nullable(),
+  run_id: z.string(),
+  of: z.string(),
+  outcome: z.string(),
+});
+
+const Started = z.object({ run_id: z.string() });
+
+export const runnerMethods = {
+  'tasks.list': method(
+    z.object({}),
+    z.object({ dir: z.string(), tasks: z.array(TaskSummarySchema), errors: z.array(CatalogErrorSchema) }),
+    'The task catalog (built-in or --tasks), with a problem per task or policy file that does not validate.',
+  ),
+  'run.start': method(
+    z.object({
+      task_id: z.string().min(1).max(64),
+      variant: VariantSchema.optional(),
+      seed: z
+        .number()
+        .int()
+        .min(0)
+        .max(2 ** 32 - 1)
+        .optional(),
+    }),
+    Started,
+    'Start a run of a task with the simulated model; returns its run id at once, events are pushed as they append.',
+  ),
+  'run.rerun': method(
+    z.object({ run_id: RunId }),
+    Started,
+    'A new run of the same task and agent settings (mode rerun).',
+  ),
+  'run.replay': method(
+    z.object({ run_id: RunId }),
+    ReplayResultSchema,
+    'Re-execute a run from its recorded proposals without the model; the first seq whose decision or result differs.',
+  ),
+  'run.resume': method(
+    z.object({ run_id: RunId }),
+    Started,
+    'Continue a run whose writer died or whose model crashed, from its ledger, to its end.',
+  ),
+  'run.wait': method(
+    z.object({ run_id: RunId }),
+    RunEndSchema,
+    'Wait for a run started here to end; how it ended.',
+  ),
+} as const;

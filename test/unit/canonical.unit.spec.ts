@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { canonicalJson, canonicalJsonReference } from '../../shared/protocol/canonical';
+
+describe('canonical JSON (RFC 8785)', () => {
+  it('agrees with the reference library on random JSON values', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        expect(canonicalJson(v)).toBe(canonicalJsonReference(v));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('agrees on objects with unicode keys, undefined members and toJSON', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(
+          fc.string({ unit: 'binary' }),
+          fc.option(fc.double({ noNaN: true, noDefaultInfinity: true }), { nil: undefined }),
+        ),
+        (o) => {
+          expect(canonicalJson(o)).toBe(canonicalJsonReference(o));
+        },
+      ),
+    );
+    const d = new Date(0);
+    expect(canonicalJson({ d })).toBe(canonicalJsonReference({ d }));
+  });
+
+  it('writes the RFC 8785 examples as the RFC does', () => {
+    expect(canonicalJson({ b: 1, a: [1e21, 'é', { z: null, y: 0.1 }] })).toBe(
+      '{"a":[1e+21,"é",{"y":0.1,"z":null}],"b":1}',
+    );
+    expect(
+      canonicalJson({
+        '\u20ac': 'Euro Sign',
+        '\r': 'Carriage Return',
+        '\ufb33': 'Hebrew',
+        '1': 'One',
+        '\u0080': 'Control',
+        '\ud83d\ude00': 'Emoji',
+        '\u00f6': 'Latin',
+      }),
+    ).toBe(
+      '{"\\r":"Carriage Return","1":"One","\u0080":"Control","\u00f6":"Latin","\u20ac":"Euro Sign","\ud83d\ude00":"Emoji","\ufb33":"Hebrew"}',
+    );
+    expect(canonicalJson([333333333.3333333, 1e-7, -0, 4.5e-324])).toBe('[333333333.3333333,1e-7,0,5e-324]');
+  });
+
+  it('refuses values without a canonical form', () => {
+    expect(() => canonicalJson(NaN)).toThrow(/not allowed/);
+    expect(() => canonicalJson({ x: Infinity })).toThrow(/not allowed/);
+    expect(() => canonicalJson(undefined)).toThrow(/no JSON form/);
+  });
+});
