@@ -16,15 +16,9 @@ export function registerIpc(
   isTrusted: (e: IpcMainInvokeEvent) => boolean,
 ): () => void {
   for (const method of METHOD_NAMES) {
-    ipcMain.handle(CHANNEL_PREFIX + method, async (event, args: unknown) => {
-      if (!isTrusted(event)) {
-        return {
-          ok: false,
-          error: { code: 'unauthorized', message: `${method}: call from an untrusted frame refused` },
-        };
-      }
-      return service.call(method, args, 'renderer');
-    });
+    ipcMain.handle(CHANNEL_PREFIX + method, (event, args: unknown) =>
+      handleIpcCall(service, isTrusted, method, event, args),
+    );
   }
   return () => {
     for (const method of METHOD_NAMES) ipcMain.removeHandler(CHANNEL_PREFIX + method);
