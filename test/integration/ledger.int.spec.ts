@@ -89,16 +89,19 @@ describe('ledger on a real SQLite file', () => {
     for (const r of results) expect(r.code, r.stderr).toBe(0);
 
     // Two writers on one run: the second starts while the first holds the run.
+    const release = path.join(dir, 'release');
     let first!: ReturnType<typeof runTs>;
     const locked = new Promise<void>((resolve) => {
       first = runTs('test/integration/helpers/append-worker.ts', [dir, 'shared', '1500'], {
         onLine: (l) => l === 'locked' && resolve(),
+        env: { PROOFLOOP_HOLD: release },
       });
     });
     await locked;
     const second = await runTs('test/integration/helpers/append-worker.ts', [dir, 'shared', '1500']).done;
     expect(second.code).toBe(3);
     expect(second.stdout).toMatch(/conflict run shared already has a writer: pid \d+/);
+    writeFileSync(release, '');
     expect((await first.done).code).toBe(0);
     // Once the first writer is gone, a new one continues the same run.
     const third = await runTs('test/integration/helpers/append-worker.ts', [dir, 'shared', '500', '50']).done;

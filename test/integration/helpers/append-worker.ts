@@ -1,6 +1,8 @@
 // A separate process that takes the writer of one run and appends N events, one durable
 // transaction each. Prints `locked` once it holds the writer, `done <head>` at the end, and on a
-// refused writer prints `conflict <message>` and exits 3.
+// refused writer prints `conflict <message>` and exits 3. With PROOFLOOP_HOLD=<file> it holds the
+// writer, appending nothing, until that file exists.
+import { existsSync } from 'node:fs';
 import { Ledger } from '../../../electron/ledger';
 import { ProofloopError } from '../../../shared/result';
 
@@ -23,6 +25,8 @@ try {
   throw e;
 }
 process.stdout.write('locked\n');
+const hold = process.env.PROOFLOOP_HOLD;
+while (hold && !existsSync(hold)) await new Promise((r) => setTimeout(r, 20));
 for (let i = 0; i < count; i += batch) {
   const items = Array.from({ length: Math.min(batch, count - i) }, (_, j) => ({
     kind: 'context_updated',
