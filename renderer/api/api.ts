@@ -47,12 +47,24 @@ export const unavailable = (method: string): UiError => ({
 });
 
 /**
- * Calls a method that may not be in the contract yet, with the result shape the renderer expects.
+ * Calls a contract method whose handler may not be built into the running server yet: an
+ * "unknown method" answer becomes the `unavailable` error the views show as a notice.
+ */
+export async function callOptional<M extends MethodName>(
+  method: M,
+  args: ArgsOf<M>,
+): Promise<UiResult<ResultOf<M>>> {
+  return callLoose<ResultOf<M>>(method, args);
+}
+
+/**
+ * Calls a method by name that may not be in the contract at all (e.g. an artifact reader).
  * Important: the value is not validated here; views read it defensively.
  */
-export async function callOptional<T>(method: string, args: unknown): Promise<UiResult<T>> {
+export async function callLoose<T>(method: string, args: unknown): Promise<UiResult<T>> {
   if (!available(method)) return { ok: false, error: unavailable(method) };
   const r = await api().callRaw(method, args);
-  if (!r.ok && /unknown method/.test(r.error.message)) return { ok: false, error: unavailable(method) };
+  if (!r.ok && /unknown method|handler is not a function/.test(r.error.message))
+    return { ok: false, error: unavailable(method) };
   return r as UiResult<T>;
 }

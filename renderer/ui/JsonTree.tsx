@@ -98,7 +98,11 @@ const Node = memo(function Node({ name, value, path, depth, openDepth, marks }: 
         <span className="j-brace">{brackets[0]}</span>
         {!open && (
           <span className="j-summary">
-            {entries.length === 0 ? '' : Array.isArray(value) ? `${entries.length} items` : `${entries.length} keys`}
+            {entries.length === 0
+              ? ''
+              : Array.isArray(value)
+                ? `${entries.length} items`
+                : `${entries.length} keys`}
           </span>
         )}
         {!open && <span className="j-brace">{brackets[1]}</span>}

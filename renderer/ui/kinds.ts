@@ -1,6 +1,18 @@
 import type { StoredEvent } from '../api/types';
 
-export type KindTone = 'start' | 'model' | 'allow' | 'deny' | 'tool' | 'error' | 'file' | 'budget' | 'judge' | 'end' | 'note' | 'other';
+export type KindTone =
+  | 'start'
+  | 'model'
+  | 'allow'
+  | 'deny'
+  | 'tool'
+  | 'error'
+  | 'file'
+  | 'budget'
+  | 'judge'
+  | 'end'
+  | 'note'
+  | 'other';
 
 const TONES: Record<string, KindTone> = {
   run_started: 'start',
@@ -27,9 +39,16 @@ export const toneOf = (kind: string): KindTone => TONES[kind] ?? 'other';
 export const ALL_KINDS = Object.keys(TONES);
 
 /** Kinds a person jumps between (Shift+→): denials, errors, timeouts, budget, verdicts, failures. */
-export const NOTABLE_KINDS = ['action_denied', 'tool_timed_out', 'budget_exhausted', 'judge_verdict', 'run_failed'];
+export const NOTABLE_KINDS = [
+  'action_denied',
+  'tool_timed_out',
+  'budget_exhausted',
+  'judge_verdict',
+  'run_failed',
+];
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const str = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 
 function clip(s: string, n = 120): string {
   const one = s.replace(/\s+/g, ' ').trim();
@@ -72,7 +91,7 @@ export function summarize(ev: StoredEvent): string {
       return clip(`${str(p.budget)} ${str(p.used)} / ${str(p.limit)}`);
     case 'judge_verdict':
       return clip(
-        `${p.passed ? 'passed' : 'failed'}${p.tests_passed !== undefined ? ` ${str(p.tests_passed)} passed` : ''}${
+        `${p.passed ? 'PASS' : 'FAIL'}${p.tests_passed !== undefined ? ` · ${str(p.tests_passed)} passed` : ''}${
           p.tests_failed !== undefined ? `, ${str(p.tests_failed)} failed` : ''
         }`,
       );

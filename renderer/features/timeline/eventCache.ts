@@ -6,7 +6,8 @@ export const PAGE_SIZE = 500;
 /** Pages kept per run (LRU): 40 × 500 events, never the whole run. */
 const MAX_PAGES = 40;
 
-type PageState = { status: 'loading' } | { status: 'ok'; events: StoredEvent[] } | { status: 'error'; error: UiError };
+type PageState =
+  { status: 'loading' } | { status: 'ok'; events: StoredEvent[] } | { status: 'error'; error: UiError };
 
 export const pageOf = (seq: number): number => Math.floor((seq - 1) / PAGE_SIZE);
 
@@ -89,11 +90,10 @@ export class EventCache {
     this.head = newHead;
     for (let p = first; p <= pageOf(newHead); p++) {
       const page = this.pages.get(p);
-      if (page?.status === 'loading') this.stale.add(p);
-      else if (page) {
-        this.pages.delete(p);
-        this.notify(p);
-      }
+      if (!page) continue;
+      if (page.status === 'loading' || this.inflight.has(p)) this.stale.add(p);
+      else if (this.listeners.has(p)) void this.load(p);
+      else this.pages.delete(p);
     }
   }
 
@@ -119,23 +119,29 @@ export class EventCache {
     const running = this.inflight.get(p);
     if (running) return running;
     const gen = this.generation;
-    this.pages.set(p, { status: 'loading' });
+    // A page read again (the run grew) keeps showing its old events until the new ones arrive.
+    if (this.pages.get(p)?.status !== 'ok') this.pages.set(p, { status: 'loading' });
     const from = p * PAGE_SIZE + 1;
-    const promise = call('events.read', { run_id: this.runId, from, to: from + PAGE_SIZE - 1, limit: PAGE_SIZE }).then(
-      (r) => {
-        this.inflight.delete(p);
-        if (gen !== this.generation) return;
-        if (this.stale.delete(p)) {
-          // Important: the run grew while this page was in flight; drop it so it is read again.
-          this.pages.delete(p);
-          this.notify(p);
-          return;
-        }
-        this.pages.set(p, r.ok ? { status: 'ok', events: r.value.events } : { status: 'error', error: r.error });
-        this.evict();
-        this.notify(p);
-      },
-    );
+    const promise = call('events.read', {
+      run_id: this.runId,
+      from,
+      to: from + PAGE_SIZE - 1,
+      limit: PAGE_SIZE,
+    }).then((r) => {
+      this.inflight.delete(p);
+      if (gen !== this.generation) return;
+      if (this.stale.delete(p)) {
+        // Important: the run grew while this page was in flight; read it again.
+        void this.load(p);
+        return;
+      }
+      this.pages.set(
+        p,
+        r.ok ? { status: 'ok', events: r.value.events } : { status: 'error', error: r.error },
+      );
+      this.evict();
+      this.notify(p);
+    });
     this.inflight.set(p, promise);
     return promise;
   }

@@ -1,0 +1,220 @@
+import { useEffect, useMemo, useState } from 'react';
+import { available, call, callLoose } from '../../api/api';
+import type { StoredEvent } from '../../api/types';
+import { useApp } from '../../store';
+import { JsonTree } from '../../ui/JsonTree';
+import { KindIcon } from '../../ui/icons';
+import { callIdOf, toneOf } from '../../ui/kinds';
+import { ErrorBox } from '../../ui/ErrorBox';
+import { currentCache, eventCache } from '../timeline/eventCache';
+import { useEvent } from '../timeline/TimelineRow';
+import { PatchView } from './PatchView';
+
+const CALL_ORDER = [
+  'model_proposed',
+  'action_allowed',
+  'action_denied',
+  'tool_invoked',
+  'tool_returned',
+  'tool_timed_out',
+];
+const ARTIFACT_METHODS = ['artifact.read', 'artifacts.read', 'artifact.get'];
+
+async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const ta = document.createElement('textarea');
+    ta.value = text;
+    document.body.appendChild(ta);
+    ta.select();
+    const ok = document.execCommand('copy');
+    ta.remove();
+    return ok;
+  }
+}
+
+interface Related {
+  seq: number;
+  kind: string;
+}
+
+/** The events of one call (proposal → decision → invocation → result), nearby ones first, then by search. */
+function useRelated(ev: StoredEvent | undefined): Related[] {
+  const callId = ev ? callIdOf(ev) : null;
+  const runId = ev?.run_id;
+  const seq = ev?.seq ?? 0;
+  const near = useMemo(() => {
+    if (!callId) return [];
+    const cache = currentCache();
+    return (cache?.around(seq) ?? [])
+      .filter((e) => callIdOf(e) === callId)
+      .map((e) => ({ seq: e.seq, kind: e.kind }));
+  }, [callId, seq]);
+  const [found, setFound] = useState<{ key: string; list: Related[] } | null>(null);
+  const key = `${runId}/${callId}`;
+  useEffect(() => {
+    if (!callId || !runId) return;
+    let live = true;
+    // Stepping fast should not search on every row: wait until the selection settles.
+    const t = setTimeout(async () => {
+      const r = await call('events.search', {
+        run_id: runId,
+        text: `"call_id":${JSON.stringify(callId)}`,
+        limit: 50,
+      });
+      if (!live || !r.ok) return;
+      const cache = eventCache(runId, useApp.getState().head);
+      const list: Related[] = [];
+      for (const s of r.value.seqs.slice(0, 20)) {
+        const e = await cache.fetch(s);
+        if (e && callIdOf(e) === callId) list.push({ seq: e.seq, kind: e.kind });
+      }
+      if (live) setFound({ key, list });
+    }, 150);
+    return () => {
+      live = false;
+      clearTimeout(t);
+    };
+  }, [callId, runId, key]);
+  return useMemo(() => {
+    const all = new Map<number, Related>();
+    for (const r of near) all.set(r.seq, r);
+    if (found?.key === key) for (const r of found.list) all.set(r.seq, r);
+    return [...all.values()].sort(
+      (a, b) => a.seq - b.seq || CALL_ORDER.indexOf(a.kind) - CALL_ORDER.indexOf(b.kind),
+    );
+  }, [near, found, key]);
+}
+
+function digestsOf(payload: Record<string, unknown>): { field: string; digest: string }[] {
+  const out: { field: string; digest: string }[] = [];
+  for (const [k, v] of Object.entries(payload)) {
+    if (typeof v === 'string' && /^(sha256:)?[0-9a-f]{64}$/.test(v) && /digest|after|before|artifact/.test(k))
+      out.push({ field: k, digest: v });
+  }
+  return out;
+}
+
+function Artifact({ runId, field, digest }: { runId: string; field: string; digest: string }) {
+  const method = ARTIFACT_METHODS.find(available);
+  const [content, setContent] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <div className="artifact" data-testid="artifact">
+      <span className="dim">{field}</span>{' '}
+      <span className="mono">sha256:{digest.replace(/^sha256:/, '').slice(0, 16)}…</span>{' '}
+      {method ? (
+        <button
+          type="button"
+          className="btn small"
+          onClick={async () => {
+            const r = await callLoose<unknown>(method, { run_id: runId, digest });
+            if (r.ok) setContent(typeof r.value === 'string' ? r.value : JSON.stringify(r.value, null, 2));
+            else setError(r.error.message);
+          }}
+        >
+          Open
+        </button>
+      ) : (
+        <span className="dim">(artifact viewer not available yet)</span>
+      )}
+      {error && <div className="bad-text">{error}</div>}
+      {content !== null && <pre className="mono artifact-body">{content}</pre>}
+    </div>
+  );
+}
+
+export function PayloadView() {
+  const runId = useApp((s) => s.runId);
+  const seq = useApp((s) => s.seq);
+  const head = useApp((s) => s.head);
+  const setSeq = useApp((s) => s.setSeq);
+  const cache = useMemo(() => (runId ? eventCache(runId, head) : null), [runId, head]);
+  const ev = useEvent(cache, seq);
+  const related = useRelated(ev);
+  const [copied, setCopied] = useState(false);
+
+  if (!runId || seq < 1) return <div className="panel payload-panel" data-testid="payload-view" />;
+  const pageError = cache?.pageError(seq);
+  if (!ev)
+    return (
+      <div className="panel payload-panel" data-testid="payload-view" data-state="loading">
+        {pageError ? (
+          <ErrorBox error={pageError} what="Reading events" />
+        ) : (
+          <div className="loading">Loading seq {seq}…</div>
+        )}
+      </div>
+    );
+  const tone = toneOf(ev.kind);
+  const payload = ev.payload as Record<string, unknown>;
+  const patch = ev.kind === 'file_changed' && typeof payload.patch === 'string' ? payload.patch : null;
+  return (
+    <div className="panel payload-panel" data-testid="payload-view" data-seq={ev.seq} data-kind={ev.kind}>
+      <div className="panel-head">
+        <span className={`tl-kind tone-${tone}`}>
+          <KindIcon tone={tone} />
+          <span className="mono" data-testid="payload-kind">
+            {ev.kind}
+          </span>
+        </span>
+        <span className="spacer" />
+        <button
+          type="button"
+          className="btn small"
+          data-testid="copy-payload"
+          onClick={async () => {
+            setCopied(await copyText(JSON.stringify(ev.payload, null, 2)));
+            setTimeout(() => setCopied(false), 1200);
+          }}
+        >
+          {copied ? 'Copied' : 'Copy JSON'}
+        </button>
+      </div>
+      <dl className="envelope mono" data-testid="envelope">
+        <dt>seq</dt>
+        <dd data-testid="envelope-seq">{ev.seq}</dd>
+        <dt>at</dt>
+        <dd title={ev.at}>{ev.at.replace('T', ' ').replace('Z', '')}</dd>
+        <dt>v</dt>
+        <dd>{ev.v}</dd>
+        <dt>hash</dt>
+        <dd title={ev.hash}>{ev.hash ? `${ev.hash.slice(0, 12)}…` : '—'}</dd>
+        {ev.redacted && (
+          <>
+            <dt>redacted</dt>
+            <dd>yes (original digest kept)</dd>
+          </>
+        )}
+      </dl>
+      {related.length > 1 && (
+        <div className="related" data-testid="related">
+          <span className="dim">call {callIdOf(ev)}:</span>
+          {related.map((r) => (
+            <button
+              key={r.seq}
+              type="button"
+              className={`related-link tone-${toneOf(r.kind)}${r.seq === ev.seq ? ' current' : ''}`}
+              data-testid="related-link"
+              data-seq={r.seq}
+              onClick={() => setSeq(r.seq)}
+              disabled={r.seq === ev.seq}
+            >
+              <KindIcon tone={toneOf(r.kind)} />
+              <span className="mono">
+                {r.kind} #{r.seq}
+              </span>
+            </button>
+          ))}
+        </div>
+      )}
+      {patch && <PatchView patch={patch} />}
+      {digestsOf(payload).map((d) => (
+        <Artifact key={d.field} runId={runId} field={d.field} digest={d.digest} />
+      ))}
+      <JsonTree value={ev.payload} openDepth={3} testId="payload-tree" />
+    </div>
+  );
+}

@@ -1,0 +1,95 @@
+import { memo, useMemo } from 'react';
+import { useApp } from '../../store';
+import type { StateChange } from '../../api/types';
+import { JsonTree, marksFor } from '../../ui/JsonTree';
+import { ErrorBox } from '../../ui/ErrorBox';
+
+function short(v: unknown): string {
+  if (v === undefined) return '∅';
+  const s = JSON.stringify(v);
+  return s.length > 80 ? `${s.slice(0, 79)}…` : s;
+}
+
+export const ChangeList = memo(function ChangeList({
+  changes,
+  truncated = 0,
+  testId = 'state-changes',
+}: {
+  changes: StateChange[];
+  truncated?: number;
+  testId?: string;
+}) {
+  if (changes.length === 0)
+    return (
+      <div className="dim changes-none" data-testid={testId} data-count="0">
+        no change from the seq before
+      </div>
+    );
+  return (
+    <ul className="changes mono" data-testid={testId} data-count={changes.length}>
+      {changes.slice(0, 100).map((c) => (
+        <li key={c.path} data-testid="state-change" data-path={c.path}>
+          <span className="c-path">{c.path}</span>
+          <span className="c-old">{short(c.old)}</span>
+          <span className="c-arrow">→</span>
+          <span className="c-new">{short(c.new)}</span>
+        </li>
+      ))}
+      {changes.length > 100 || truncated > 0 ? (
+        <li className="dim">… {changes.length - Math.min(100, changes.length) + truncated} more</li>
+      ) : null}
+    </ul>
+  );
+});
+
+/** The state reconstructed at the selected seq, and what changed from seq − 1. */
+export function StateView() {
+  const seq = useApp((s) => s.seq);
+  const stateAt = useApp((s) => s.stateAt);
+  const stateError = useApp((s) => s.stateError);
+  const changes = useApp((s) => s.changes);
+  const changesError = useApp((s) => s.changesError);
+  const fresh = changes && changes.seq === stateAt?.seq ? changes.changes : null;
+  const marks = useMemo(() => (fresh ? marksFor(fresh.map((c) => c.path)) : undefined), [fresh]);
+
+  if (seq < 1) return <div className="panel state-panel" data-testid="state-view" />;
+  const stale = stateAt !== null && stateAt.seq !== seq;
+  return (
+    <div
+      className="panel state-panel"
+      data-testid="state-view"
+      data-seq={stateAt?.seq ?? ''}
+      data-state={stale ? 'updating' : stateAt ? 'ready' : 'loading'}
+    >
+      <div className="panel-head">
+        <span className="panel-title">
+          State at seq <span className="mono">{stateAt?.seq ?? seq}</span>
+        </span>
+        {stateAt?.via && (
+          <span className="dim mono" title="how the state was computed">
+            via {stateAt.via}
+            {typeof stateAt.folded === 'number' ? ` + ${stateAt.folded} folds` : ''}
+          </span>
+        )}
+        <span className="spacer" />
+        {stale && <span className="dim">updating…</span>}
+      </div>
+      {stateError && <ErrorBox error={stateError} what="State at seq" />}
+      {!stateError && !stateAt && <div className="loading">Computing state…</div>}
+      {stateAt && (
+        <>
+          <div className="section-title">Changed from seq {stateAt.seq - 1}</div>
+          {changesError ? (
+            <ErrorBox error={changesError} what="Changes" />
+          ) : fresh ? (
+            <ChangeList changes={fresh} />
+          ) : (
+            <div className="dim">…</div>
+          )}
+          <div className="section-title">State</div>
+          <JsonTree value={stateAt.state} openDepth={1} marks={marks} testId="state-tree" />
+        </>
+      )}
+    </div>
+  );
+}

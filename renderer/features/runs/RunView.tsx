@@ -1,0 +1,247 @@
+import { useState } from 'react';
+import { useApp } from '../../store';
+import { ErrorBox } from '../../ui/ErrorBox';
+import { available } from '../../api/api';
+import { Timeline } from '../timeline/Timeline';
+import { Scrubber } from '../timeline/Scrubber';
+import { useTimelineKeys } from '../timeline/useKeyboard';
+import { GotoBox, HelpBox, KindFilter, SearchBox } from '../timeline/Overlays';
+import { PayloadView } from '../inspector/PayloadView';
+import { StateView } from '../inspector/StateView';
+
+function SeqIndicator() {
+  const seq = useApp((s) => s.seq);
+  const head = useApp((s) => s.head);
+  return (
+    <span className="seq-indicator mono" data-testid="seq-indicator">
+      seq {seq} / {head}
+    </span>
+  );
+}
+
+function FollowToggle() {
+  const follow = useApp((s) => s.follow);
+  const setFollow = useApp((s) => s.setFollow);
+  return (
+    <button
+      type="button"
+      className={`btn small toggle${follow ? ' on' : ''}`}
+      aria-pressed={follow}
+      data-testid="follow-toggle"
+      title="Keep the newest event selected as the run grows"
+      onClick={() => setFollow(!follow)}
+    >
+      {follow ? '● Following' : '○ Follow'}
+    </button>
+  );
+}
+
+function CompareControl({ runId }: { runId: string }) {
+  const runs = useApp((s) => s.runs);
+  const compareWith = useApp((s) => s.compareWith);
+  const openDiff = useApp((s) => s.openDiff);
+  const [other, setOther] = useState<string>('');
+  const pick = other || (compareWith && compareWith !== runId ? compareWith : '');
+  const others = (runs ?? []).filter((r) => r.run_id !== runId);
+  return (
+    <span className="compare">
+      <select
+        className="input small"
+        value={pick}
+        onChange={(e) => setOther(e.target.value)}
+        data-testid="compare-select"
+        aria-label="Run to compare with"
+      >
+        <option value="">compare with…</option>
+        {others.map((r) => (
+          <option key={r.run_id} value={r.run_id}>
+            {r.run_id}
+            {r.variant ? ` (${r.variant})` : ''}
+          </option>
+        ))}
+      </select>
+      <button
+        type="button"
+        className="btn small"
+        disabled={!pick}
+        data-testid="compare-button"
+        onClick={() => void openDiff(pick, runId)}
+      >
+        Diff
+      </button>
+    </span>
+  );
+}
+
+function RunHeader() {
+  const runId = useApp((s) => s.runId)!;
+  const run = useApp((s) => s.runs?.find((r) => r.run_id === s.runId));
+  const rerun = useApp((s) => s.rerun);
+  const busy = useApp((s) => s.actionBusy);
+  const actionError = useApp((s) => s.actionError);
+  const clear = useApp((s) => s.clearActionError);
+  const runFindings = useApp((s) => s.findings);
+  const [showFindings, setShowFindings] = useState(false);
+  const replay = useApp((s) => (s.replayResult?.run_id === s.runId ? s.replayResult : null));
+  return (
+    <div className="run-header">
+      <div className="run-title">
+        <span className={`status-dot st-${run?.status ?? 'unknown'}`} />
+        <h2 className="mono" data-testid="run-title">
+          {runId}
+        </h2>
+        <span className="run-status" data-testid="run-status">
+          {run?.status ?? ''}
+        </span>
+        {run?.task_id && <span className="chip mono">task {run.task_id}</span>}
+        {run?.variant && <span className="chip mono">{run.variant}</span>}
+        {run && <span className="chip">{run.source}</span>}
+        {runFindings.length > 0 && (
+          <button
+            type="button"
+            className="badge bad as-button"
+            data-testid="findings-toggle"
+            onClick={() => setShowFindings(!showFindings)}
+          >
+            {runFindings.length} finding{runFindings.length === 1 ? '' : 's'} {showFindings ? '▾' : '▸'}
+          </button>
+        )}
+        <span className="spacer" />
+        <button
+          type="button"
+          className="btn small"
+          data-testid="rerun-button"
+          disabled={busy || !available('run.rerun')}
+          title={
+            available('run.rerun')
+              ? 'Run the same task again with the same agent settings'
+              : 'run.rerun is not available yet'
+          }
+          onClick={() => void rerun('rerun')}
+        >
+          ↻ Rerun
+        </button>
+        <button
+          type="button"
+          className="btn small"
+          data-testid="replay-button"
+          disabled={busy || !available('run.replay')}
+          title={
+            available('run.replay')
+              ? 'Re-execute with the recorded model outputs'
+              : 'run.replay is not available yet'
+          }
+          onClick={() => void rerun('replay')}
+        >
+          ⟲ Replay
+        </button>
+        <CompareControl runId={runId} />
+      </div>
+      {actionError && (
+        <div onClick={clear}>
+          <ErrorBox error={actionError} what="Starting the run" />
+        </div>
+      )}
+      {replay && (
+        <div className={`replay-banner${replay.ok ? ' ok' : ' bad'}`} data-testid="replay-result">
+          Replay of <span className="mono">{replay.of}</span>:{' '}
+          {replay.first_divergence ? (
+            <>
+              diverges at seq{' '}
+              <button
+                type="button"
+                className="linklike mono"
+                onClick={() => useApp.getState().setSeq(replay.first_divergence!.seq)}
+              >
+                {replay.first_divergence.seq}
+              </button>{' '}
+              (expected {replay.first_divergence.expected?.kind ?? 'nothing'}, got{' '}
+              {replay.first_divergence.actual?.kind ?? 'nothing'})
+            </>
+          ) : (
+            'every decision and tool result matches the recording'
+          )}{' '}
+          · outcome {replay.outcome}
+        </div>
+      )}
+      {showFindings && (
+        <ul className="findings" data-testid="findings">
+          {runFindings.map((f, i) => (
+            <li key={i} className="mono" data-testid="finding">
+              <span className="badge bad">{f.code}</span> {f.seq !== null ? `seq ${f.seq} ` : ''}
+              {f.file ? `${f.file}${f.line ? `:${f.line}` : ''} ` : ''}— {f.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+function Toolbar() {
+  const setOverlay = useApp((s) => s.setOverlay);
+  const filter = useApp((s) => s.filter);
+  const markers = useApp((s) => s.markers.length);
+  return (
+    <div className="tl-toolbar">
+      <SeqIndicator />
+      <FollowToggle />
+      <span className="spacer" />
+      <span className="dim">{markers > 0 ? `${markers} notable` : ''}</span>
+      <button
+        type="button"
+        className={`btn small${filter ? ' on' : ''}`}
+        onClick={() => setOverlay('filter')}
+        data-testid="filter-button"
+        title="Filter kinds (f)"
+      >
+        {filter ? `Filter: ${filter.kinds.length} kinds${filter.capped ? ' (first 20,000)' : ''}` : 'Filter'}{' '}
+        <kbd>f</kbd>
+      </button>
+      <button
+        type="button"
+        className="btn small"
+        onClick={() => setOverlay('search')}
+        title="Search payloads (/)"
+      >
+        Search <kbd>/</kbd>
+      </button>
+      <button type="button" className="btn small" onClick={() => setOverlay('goto')} title="Go to seq (g)">
+        Go to <kbd>g</kbd>
+      </button>
+      <button
+        type="button"
+        className="btn small ghost"
+        onClick={() => setOverlay('help')}
+        title="Keyboard (?)"
+      >
+        ?
+      </button>
+    </div>
+  );
+}
+
+export function RunView() {
+  useTimelineKeys();
+  const overlay = useApp((s) => s.overlay);
+  return (
+    <div className="runview" data-testid="run-view">
+      <RunHeader />
+      <Scrubber />
+      <div className="split">
+        <div className="pane timeline-pane">
+          <Toolbar />
+          <Timeline />
+          {overlay === 'goto' && <GotoBox />}
+          {overlay === 'search' && <SearchBox />}
+          {overlay === 'filter' && <KindFilter />}
+          {overlay === 'help' && <HelpBox />}
+        </div>
+        <div className="pane inspector-pane">
+          <PayloadView />
+          <StateView />
+        </div>
+      </div>
+    </div>
+  );
+}

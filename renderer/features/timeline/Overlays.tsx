@@ -1,0 +1,216 @@
+import { useEffect, useRef, useState } from 'react';
+import { call, type UiError } from '../../api/api';
+import { useApp } from '../../store';
+import { ErrorBox } from '../../ui/ErrorBox';
+import { ALL_KINDS, toneOf } from '../../ui/kinds';
+import { KindIcon } from '../../ui/icons';
+
+function useAutofocus() {
+  const ref = useRef<HTMLInputElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return ref;
+}
+
+function Popover({ title, children, testId }: { title: string; children: React.ReactNode; testId: string }) {
+  const close = useApp((s) => s.setOverlay);
+  return (
+    <div
+      className="popover"
+      data-testid={testId}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') {
+          e.stopPropagation();
+          close(null);
+        }
+      }}
+    >
+      <div className="popover-title">
+        {title}
+        <button type="button" className="btn ghost small" onClick={() => close(null)} aria-label="Close">
+          ✕
+        </button>
+      </div>
+      {children}
+    </div>
+  );
+}
+
+export function GotoBox() {
+  const head = useApp((s) => s.head);
+  const setSeq = useApp((s) => s.setSeq);
+  const close = useApp((s) => s.setOverlay);
+  const [text, setText] = useState('');
+  const ref = useAutofocus();
+  const n = Number(text);
+  const valid = Number.isInteger(n) && n >= 1 && n <= head;
+  return (
+    <Popover title="Go to seq" testId="goto-box">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!valid) return;
+          setSeq(n);
+          close(null);
+        }}
+      >
+        <input
+          ref={ref}
+          className="input mono"
+          inputMode="numeric"
+          value={text}
+          onChange={(e) => setText(e.target.value.trim())}
+          placeholder={`1 – ${head}`}
+          data-testid="goto-input"
+        />
+        {text && !valid && <div className="hint bad-text">seq must be a whole number from 1 to {head}</div>}
+      </form>
+    </Popover>
+  );
+}
+
+export function SearchBox() {
+  const runId = useApp((s) => s.runId)!;
+  const setSeq = useApp((s) => s.setSeq);
+  const [text, setText] = useState('');
+  const [result, setResult] = useState<{ text: string; seqs: number[] } | null>(null);
+  const [error, setError] = useState<UiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const ref = useAutofocus();
+
+  async function find(direction: 'forward' | 'backward') {
+    if (!text) return;
+    setBusy(true);
+    const from = useApp.getState().seq;
+    const r = await call('events.search', { run_id: runId, text, from, direction, limit: 1 });
+    setBusy(false);
+    if (!r.ok) return setError(r.error);
+    setError(null);
+    setResult({ text, seqs: r.value.seqs });
+    if (r.value.seqs[0] !== undefined) setSeq(r.value.seqs[0]);
+  }
+
+  return (
+    <Popover title="Search payloads" testId="search-box">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void find('forward');
+        }}
+      >
+        <input
+          ref={ref}
+          className="input mono"
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          placeholder="text in kind or payload"
+          data-testid="search-input"
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && e.shiftKey) {
+              e.preventDefault();
+              void find('backward');
+            }
+          }}
+        />
+        <div className="row-gap">
+          <button
+            type="button"
+            className="btn small"
+            onClick={() => void find('backward')}
+            disabled={busy || !text}
+          >
+            ↑ Previous
+          </button>
+          <button type="submit" className="btn small" disabled={busy || !text}>
+            ↓ Next
+          </button>
+          <span className="dim" data-testid="search-status">
+            {busy
+              ? 'searching…'
+              : result
+                ? result.seqs.length
+                  ? `found at seq ${result.seqs[0]}`
+                  : `no more matches for "${result.text}"`
+                : 'Enter: next · Shift+Enter: previous'}
+          </span>
+        </div>
+        {error && <ErrorBox error={error} what="Search" />}
+      </form>
+    </Popover>
+  );
+}
+
+export function KindFilter() {
+  const filter = useApp((s) => s.filter);
+  const setKindFilter = useApp((s) => s.setKindFilter);
+  const close = useApp((s) => s.setOverlay);
+  const [picked, setPicked] = useState<Set<string>>(new Set(filter?.kinds ?? []));
+  const toggle = (k: string) => {
+    const next = new Set(picked);
+    if (next.has(k)) next.delete(k);
+    else next.add(k);
+    setPicked(next);
+  };
+  return (
+    <Popover title="Show only these kinds" testId="kind-filter">
+      <div className="kind-grid">
+        {ALL_KINDS.map((k) => (
+          <label key={k} className={`kind-check tone-${toneOf(k)}`}>
+            <input type="checkbox" checked={picked.has(k)} onChange={() => toggle(k)} data-kind={k} />
+            <KindIcon tone={toneOf(k)} />
+            <span className="mono">{k}</span>
+          </label>
+        ))}
+      </div>
+      <div className="row-gap">
+        <button
+          type="button"
+          className="btn small primary"
+          data-testid="kind-filter-apply"
+          onClick={() => {
+            void setKindFilter([...picked]);
+            close(null);
+          }}
+        >
+          Apply
+        </button>
+        <button
+          type="button"
+          className="btn small"
+          onClick={() => {
+            void setKindFilter([]);
+            close(null);
+          }}
+        >
+          Show all
+        </button>
+      </div>
+    </Popover>
+  );
+}
+
+export function HelpBox() {
+  const keys: [string, string][] = [
+    ['← → / j k', 'previous / next event'],
+    ['Shift + → / Shift + j', 'next denial, error, timeout, budget or verdict'],
+    ['Shift + ←', 'previous notable event'],
+    ['Home / End', 'first / last event'],
+    ['g', 'go to seq'],
+    ['/', 'search payloads'],
+    ['f', 'filter kinds'],
+    ['Esc', 'close'],
+  ];
+  return (
+    <Popover title="Keyboard" testId="help-box">
+      <table className="keys">
+        <tbody>
+          {keys.map(([k, d]) => (
+            <tr key={k}>
+              <td className="mono">{k}</td>
+              <td>{d}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Popover>
+  );
+}

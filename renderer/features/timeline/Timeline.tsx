@@ -1,0 +1,85 @@
+import { useEffect, useMemo, useRef } from 'react';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useApp } from '../../store';
+import { lowerBound } from '../../store/timelineSlice';
+import { ErrorBox } from '../../ui/ErrorBox';
+import { eventCache } from './eventCache';
+import { TimelineRow } from './TimelineRow';
+
+export const ROW_HEIGHT = 22;
+
+/** The run's events, virtualised: only the rows on screen exist, their pages fetched on demand. */
+export function Timeline() {
+  const runId = useApp((s) => s.runId)!;
+  const head = useApp((s) => s.head);
+  const filter = useApp((s) => s.filter);
+  const firstAt = useApp((s) => s.runs?.find((r) => r.run_id === s.runId)?.first_at ?? null);
+  const timelineError = useApp((s) => s.timelineError);
+  const setFollow = useApp((s) => s.setFollow);
+  const cache = useMemo(() => eventCache(runId, head), [runId, head]);
+  const runStart = firstAt ? Date.parse(firstAt) : null;
+  const parentRef = useRef<HTMLDivElement>(null);
+  const seqs = filter ? filter.seqs : null;
+  const count = seqs ? seqs.length : head;
+
+  const virtualizer = useVirtualizer({
+    count,
+    getScrollElement: () => parentRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 15,
+  });
+
+  // Keep the selected row in view without re-rendering the list on every step.
+  useEffect(() => {
+    const scrollTo = (seq: number) => {
+      if (seq < 1) return;
+      const st = useApp.getState();
+      const index = st.filter ? lowerBound(st.filter.seqs, seq) : seq - 1;
+      if (index >= 0 && index < (st.filter ? st.filter.seqs.length : st.head))
+        virtualizer.scrollToIndex(index, { align: 'auto' });
+    };
+    scrollTo(useApp.getState().seq);
+    return useApp.subscribe((s, prev) => {
+      if (s.seq !== prev.seq || s.head !== prev.head || s.filter !== prev.filter) scrollTo(s.seq);
+    });
+  }, [virtualizer, runId]);
+
+  if (timelineError) return <ErrorBox error={timelineError} what="Reading the run" />;
+  if (head === 0)
+    return (
+      <div className="loading" data-testid="timeline-empty">
+        No events yet{useApp.getState().follow ? ' — waiting for the run to start…' : '.'}
+      </div>
+    );
+
+  return (
+    <div
+      ref={parentRef}
+      className="timeline"
+      data-testid="timeline"
+      role="grid"
+      aria-rowcount={count}
+      onWheel={() => {
+        if (useApp.getState().follow) setFollow(false);
+      }}
+    >
+      {filter?.loading && <div className="loading">Filtering…</div>}
+      {filter?.error && <ErrorBox error={filter.error} what="Filtering" />}
+      <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+        {virtualizer.getVirtualItems().map((item) => {
+          const seq = seqs ? seqs[item.index]! : item.index + 1;
+          return (
+            <TimelineRow
+              key={seq}
+              seq={seq}
+              cache={cache}
+              runStart={runStart}
+              top={item.start}
+              height={ROW_HEIGHT}
+            />
+          );
+        })}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,94 @@
+import { memo, useEffect, useSyncExternalStore } from 'react';
+import { useApp } from '../../store';
+import type { Finding, StoredEvent } from '../../api/types';
+import { KindIcon } from '../../ui/icons';
+import { durationOf, formatMs, isErrorEvent, summarize, toneOf } from '../../ui/kinds';
+import { pageOf, type EventCache } from './eventCache';
+
+const bySeqCache = new WeakMap<readonly Finding[], Map<number, Finding[]>>();
+
+/** Findings indexed by seq, built once per findings array. */
+export function findingsBySeq(findings: readonly Finding[]): Map<number, Finding[]> {
+  let m = bySeqCache.get(findings);
+  if (!m) {
+    m = new Map();
+    for (const f of findings) {
+      if (f.seq === null) continue;
+      const list = m.get(f.seq) ?? [];
+      list.push(f);
+      m.set(f.seq, list);
+    }
+    bySeqCache.set(findings, m);
+  }
+  return m;
+}
+
+export function useEvent(cache: EventCache | null, seq: number): StoredEvent | undefined {
+  const ev = useSyncExternalStore(
+    (fn) => (cache ? cache.subscribe(pageOf(seq), fn) : () => {}),
+    () => cache?.peek(seq),
+  );
+  useEffect(() => {
+    if (!ev && cache) cache.get(seq);
+  }, [ev, cache, seq]);
+  return ev;
+}
+
+interface RowProps {
+  seq: number;
+  cache: EventCache;
+  runStart: number | null;
+  top: number;
+  height: number;
+}
+
+/** One timeline row. Selection is read per row, so a step re-renders two rows, not the list. */
+export const TimelineRow = memo(function TimelineRow({ seq, cache, runStart, top, height }: RowProps) {
+  const selected = useApp((s) => s.seq === seq);
+  const findings = useApp((s) => findingsBySeq(s.findings).get(seq));
+  const setSeq = useApp((s) => s.setSeq);
+  const ev = useEvent(cache, seq);
+  const tone = ev ? toneOf(ev.kind) : 'other';
+  const t = ev && runStart !== null ? Date.parse(ev.at) - runStart : null;
+  const d = ev ? durationOf(ev) : null;
+  const bad = ev ? isErrorEvent(ev) : false;
+  return (
+    <div
+      className={`tl-row tone-${tone}${selected ? ' selected' : ''}${bad ? ' is-error' : ''}${findings ? ' has-finding' : ''}`}
+      style={{ transform: `translateY(${top}px)`, height }}
+      data-testid="timeline-row"
+      data-seq={seq}
+      data-kind={ev?.kind}
+      aria-selected={selected}
+      role="row"
+      onClick={() => setSeq(seq)}
+    >
+      <span className="tl-seq mono">{seq}</span>
+      {ev ? (
+        <>
+          <span className={`tl-kind tone-${tone}`}>
+            <KindIcon tone={tone} />
+            <span className="mono">{ev.kind}</span>
+          </span>
+          <span className="tl-summary mono">{summarize(ev)}</span>
+          {findings && (
+            <span
+              className="badge bad tl-finding"
+              data-testid="row-finding"
+              title={findings.map((f) => `${f.code}: ${f.message}`).join('\n')}
+            >
+              ⚠ {findings[0]!.code}
+              {findings.length > 1 ? ` +${findings.length - 1}` : ''}
+            </span>
+          )}
+          <span className="tl-dur mono">{d !== null ? formatMs(d) : ''}</span>
+          <span className="tl-time mono">
+            {t !== null && Number.isFinite(t) ? `+${formatMs(Math.max(0, t))}` : ''}
+          </span>
+        </>
+      ) : (
+        <span className="tl-loading">{cache.pageError(seq)?.message ?? ''}</span>
+      )}
+    </div>
+  );
+});

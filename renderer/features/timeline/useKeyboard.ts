@@ -1,0 +1,66 @@
+import { useEffect } from 'react';
+import { useApp } from '../../store';
+
+function typing(target: EventTarget | null): boolean {
+  const el = target as HTMLElement | null;
+  if (!el) return false;
+  return (
+    el.isContentEditable || el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT'
+  );
+}
+
+/** Timeline keys: ←/→ j/k step, Shift jumps between notable events, Home/End, g, /, f. */
+export function useTimelineKeys(): void {
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+      const s = useApp.getState();
+      if (s.view !== 'run' || !s.runId) return;
+      if (s.overlay && e.key !== 'Escape') return;
+      const stepAway = (fn: () => void) => {
+        e.preventDefault();
+        if (s.follow) s.setFollow(false);
+        fn();
+      };
+      switch (e.key) {
+        case 'ArrowRight':
+        case 'j':
+        case 'J':
+          return stepAway(() => (e.shiftKey ? void s.jumpNotable(1) : s.step(1)));
+        case 'ArrowLeft':
+        case 'k':
+        case 'K':
+          return stepAway(() => (e.shiftKey ? void s.jumpNotable(-1) : s.step(-1)));
+        case 'ArrowDown':
+          return stepAway(() => s.step(1));
+        case 'ArrowUp':
+          return stepAway(() => s.step(-1));
+        case 'PageDown':
+          return stepAway(() => s.step(25));
+        case 'PageUp':
+          return stepAway(() => s.step(-25));
+        case 'Home':
+          return stepAway(() => s.jumpEdge('first'));
+        case 'End':
+          e.preventDefault();
+          return s.jumpEdge('last');
+        case 'g':
+          e.preventDefault();
+          return s.setOverlay('goto');
+        case '/':
+          e.preventDefault();
+          return s.setOverlay('search');
+        case 'f':
+          e.preventDefault();
+          return s.setOverlay('filter');
+        case '?':
+          e.preventDefault();
+          return s.setOverlay('help');
+        case 'Escape':
+          return s.setOverlay(null);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+}

@@ -1,0 +1,94 @@
+import { subscribe } from '../api/api';
+import { formatHash, parseHash, type Route } from './route';
+import { useApp } from './index';
+
+function routeOfState(): Route {
+  const s = useApp.getState();
+  if (s.view === 'diff' && s.diffLeft && s.diffRight)
+    return { view: 'diff', left: s.diffLeft, right: s.diffRight };
+  if (s.view === 'run' && s.runId) return { view: 'run', runId: s.runId, seq: s.seq || null };
+  return { view: 'home' };
+}
+
+function applyRoute(route: Route): void {
+  const s = useApp.getState();
+  if (route.view === 'run') {
+    if (route.runId !== s.runId || s.view !== 'run') s.selectRun(route.runId, route.seq);
+    else if (route.seq && route.seq !== s.seq) s.setSeq(route.seq);
+  } else if (route.view === 'diff') {
+    if (route.left !== s.diffLeft || route.right !== s.diffRight || s.view !== 'diff')
+      void s.openDiff(route.left, route.right);
+  } else if (s.view !== 'home') s.goHome();
+}
+
+/** Wires pushes to the store and the store to the URL hash. Returns the teardown. */
+export function startSync(): () => void {
+  const s = useApp.getState();
+  const offs = [
+    subscribe('runs.changed', () => void useApp.getState().loadRuns()),
+    subscribe('events.appended', (p) => {
+      useApp.getState().onAppended(p.run_id, p.from_seq, p.to_seq);
+      void useApp.getState().loadRuns();
+    }),
+    subscribe('folder.changed', () => {
+      const st = useApp.getState();
+      st.goHome();
+      void st.loadFolder();
+      void st.loadRuns();
+    }),
+    subscribe('ui.command', (p) => {
+      const st = useApp.getState();
+      if (p.command === 'open-run' && p.run_id) st.selectRun(p.run_id);
+      else if (p.command === 'compare' && p.run_id) st.setCompareWith(p.run_id);
+    }),
+    subscribe('job.progress', (p) => {
+      useApp.getState().onJob(p);
+      if (p.finished) void useApp.getState().loadRuns();
+    }),
+  ];
+
+  applyRoute(parseHash(window.location.hash));
+  void s.loadFolder();
+  void s.loadRuns();
+
+  // The hash follows the store; replaceState keeps stepping out of the history stack.
+  let last = window.location.hash;
+  let pending = false;
+  const unsub = useApp.subscribe((st, prev) => {
+    if (
+      st.view === prev.view &&
+      st.runId === prev.runId &&
+      st.seq === prev.seq &&
+      st.diffLeft === prev.diffLeft &&
+      st.diffRight === prev.diffRight
+    )
+      return;
+    if (pending) return;
+    pending = true;
+    queueMicrotask(() => {
+      pending = false;
+      const next = formatHash(routeOfState());
+      if (next !== last) {
+        const viewChanged =
+          parseHash(last).view !== parseHash(next).view ||
+          (parseHash(last) as { runId?: string }).runId !== (parseHash(next) as { runId?: string }).runId;
+        last = next;
+        if (viewChanged) history.pushState(null, '', next);
+        else history.replaceState(null, '', next);
+      }
+    });
+  });
+  const onHash = () => {
+    if (window.location.hash === last) return;
+    last = window.location.hash;
+    applyRoute(parseHash(last));
+  };
+  window.addEventListener('hashchange', onHash);
+  window.addEventListener('popstate', onHash);
+  return () => {
+    offs.forEach((off) => off());
+    unsub();
+    window.removeEventListener('hashchange', onHash);
+    window.removeEventListener('popstate', onHash);
+  };
+}
