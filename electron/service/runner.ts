@@ -2,6 +2,11 @@ import { ProofloopError } from '../../shared/result';
 import { loadCatalog } from '../runner/catalog';
 import { RunHost, type RunResult } from '../runner/host';
 import type { ServiceContext } from './context';
+import { readArtifact } from '../runner/artifacts';
+import { resolveInside } from '../fs/paths';
+
+/** What the inspector shows of one artifact at most; the file itself stays whole. */
+const ARTIFACT_VIEW_LIMIT = 1 << 20;
 import type { Handler as H } from './handler';
 
 /**
@@ -78,7 +83,29 @@ export function runnerHandlers(ctx: ServiceContext) {
     return { run_id, status: 'running' as const, outcome: null, passed: false, head_seq: run.head_seq };
   };
 
+  const artifact: H<'artifact.read'> = ({ run_id, digest }) => {
+    const run = ctx.ledger().run(run_id);
+    if (!run) throw new ProofloopError('not_found', `no run "${run_id}" in ${ctx.folder()}`);
+    const hex = digest.replace(/^sha256:/, '');
+    // The path is built from checked parts and still confined: a run folder may hold a link.
+    const runDir = resolveInside(ctx.folder(), run_id, 'run folder');
+    const text = readArtifact(runDir, hex);
+    if (text === null)
+      throw new ProofloopError(
+        'not_found',
+        `artifact ${hex.slice(0, 16)}… of run ${run_id} is missing or does not match its digest`,
+      );
+    const truncated = text.length > ARTIFACT_VIEW_LIMIT;
+    return {
+      digest: hex,
+      bytes: Buffer.byteLength(text),
+      text: truncated ? text.slice(0, ARTIFACT_VIEW_LIMIT) : text,
+      truncated,
+    };
+  };
+
   return {
+    'artifact.read': artifact,
     'tasks.list': tasks,
     'run.start': start,
     'run.rerun': rerun,

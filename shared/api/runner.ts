@@ -40,7 +40,22 @@ export const ReplayResultSchema = z.object({
 
 const Started = z.object({ run_id: z.string() });
 
+export const ArtifactSchema = z.object({
+  digest: z.string(),
+  bytes: z.number().int(),
+  text: z.string(),
+  truncated: z.boolean(),
+});
+
 export const runnerMethods = {
+  'artifact.read': method(
+    z.object({
+      run_id: RunId,
+      digest: z.string().regex(/^(sha256:)?[0-9a-f]{64}$/, 'digest must be 64 hex digits'),
+    }),
+    ArtifactSchema,
+    "The full content of an artifact a run's events reference (stored redacted), checked against its digest.",
+  ),
   'tasks.list': method(
     z.object({}),
     z.object({ dir: z.string(), tasks: z.array(TaskSummarySchema), errors: z.array(CatalogErrorSchema) }),

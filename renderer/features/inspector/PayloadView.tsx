@@ -18,7 +18,7 @@ const CALL_ORDER = [
   'tool_returned',
   'tool_timed_out',
 ];
-const ARTIFACT_METHODS = ['artifact.read', 'artifacts.read', 'artifact.get'];
+const ARTIFACT_METHODS = ['artifact.read'];
 
 async function copyText(text: string): Promise<boolean> {
   try {
@@ -111,8 +111,14 @@ function Artifact({ runId, field, digest }: { runId: string; field: string; dige
           className="btn small"
           onClick={async () => {
             const r = await callLoose<unknown>(method, { run_id: runId, digest });
-            if (r.ok) setContent(typeof r.value === 'string' ? r.value : JSON.stringify(r.value, null, 2));
-            else setError(r.error.message);
+            if (r.ok) {
+              const v = r.value as { text?: string; truncated?: boolean };
+              setContent(
+                typeof v.text === 'string'
+                  ? v.text + (v.truncated ? '\n…[truncated]' : '')
+                  : JSON.stringify(r.value, null, 2),
+              );
+            } else setError(r.error.message);
           }}
         >
           Open
