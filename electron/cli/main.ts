@@ -5,6 +5,7 @@ import { createCliContext, EXIT } from './context';
 import { registerBundleCommands } from './commands/bundle';
 import { registerLedgerCommands } from './commands/ledger';
 import { registerServeCommands } from './commands/serve';
+import { registerStateCommands } from './commands/state';
 import { registerRunnerCommands } from './commands/runner';
 
 const VERSION = '0.1.0';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerLedgerCommands(program, ctx);
   registerBundleCommands(program, ctx);
   registerServeCommands(program, ctx);
+  registerStateCommands(program, ctx);
   registerRunnerCommands(program, ctx);
   program.addHelpText(
     'after',

@@ -35,7 +35,10 @@ function idKeyOf(a: readonly unknown[], b: readonly unknown[]): string | null {
 }
 
 function idSegment(k: string, v: unknown): string {
-  const shown = typeof v === 'number' || (typeof v === 'string' && /^[\w.:/@#-]+$/.test(v)) ? String(v) : JSON.stringify(v);
+  const shown =
+    typeof v === 'number' || (typeof v === 'string' && /^[\w.:/@#-]+$/.test(v))
+      ? String(v)
+      : JSON.stringify(v);
   return `[${k}=${shown}]`;
 }
 

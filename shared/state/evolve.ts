@@ -1,4 +1,4 @@
-import { isKnownKind, payloadSchemas, TERMINAL_KINDS, upcast, type KnownKind } from '../protocol';
+import { isKnownKind, TERMINAL_KINDS, upcast, type KnownKind } from '../protocol';
 import {
   STATE_CAPS,
   type CallRecord,
@@ -26,6 +26,7 @@ export function initialState(runId: string): RunState {
     why: null,
     ended: null,
     started_at: null,
+    started_ms: null,
     last_at: null,
     task: null,
     agent: null,
@@ -64,15 +65,8 @@ function clipOrNull(v: unknown): string | null {
 }
 
 /** Args as proposed when small, else a bounded excerpt of their JSON. */
-function boundedArgs(args: unknown): unknown {
-  if (args === undefined) return null;
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(args);
-  } catch {
-    json = undefined;
-  }
-  if (json === undefined) return null;
+function boundedArgs(args: unknown, json: string): unknown {
+  if (args === undefined || json === '') return null;
   return json.length <= STATE_CAPS.text ? args : { excerpt: clip(json), chars: json.length };
 }
 
@@ -84,14 +78,21 @@ function push<T, L extends Capped<T>>(list: L, item: T, cap: number): L {
   return { ...list, items, total, dropped: total - items.length };
 }
 
-function note(s: RunState, e: FoldEvent, code: NoteCode, message: string): RunState {
+/*
+ * Important: the helpers below take `s`, the fresh top-level copy that evolve made for this event,
+ * and assign its fields. They never write into an object reachable from the input state: every
+ * nested object they change is replaced by a new one (so unchanged parts stay shared).
+ */
+type Draft = RunState;
+
+function note(s: Draft, e: FoldEvent, code: NoteCode, message: string): void {
   const n: Note = { seq: e.seq, kind: e.kind, code, message };
-  return { ...s, notes: push(s.notes, n, STATE_CAPS.notes) };
+  s.notes = push(s.notes, n, STATE_CAPS.notes);
 }
 
-function wallMs(startedAt: string | null, at: string): number {
-  if (startedAt === null) return 0;
-  const d = Date.parse(at) - Date.parse(startedAt);
+function wallMs(startedMs: number | null, at: string): number {
+  if (startedMs === null) return 0;
+  const d = Date.parse(at) - startedMs;
   // `at` is for people and durations, never for order: a clock that stepped back gives 0, not < 0.
   return Number.isFinite(d) && d > 0 ? d : 0;
 }
@@ -105,23 +106,26 @@ function overBudgets(limits: Record<string, number>, used: RunState['budget']['u
   return out;
 }
 
+function hasAny(o: Record<string, unknown>): boolean {
+  for (const _k in o) return true;
+  return false;
+}
+
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-function withUse(s: RunState, at: string, addTokens: number, addSteps: number): RunState {
+function withUse(s: Draft, at: string, addTokens: number, addSteps: number): void {
   const prev = s.budget.used;
-  const used = {
-    steps: prev.steps + addSteps,
-    tokens: prev.tokens + addTokens,
-    wall_ms: wallMs(s.started_at, at),
-  };
-  const over = overBudgets(s.budget.limits, used);
-  return {
-    ...s,
-    step: used.steps,
-    budget: { ...s.budget, used, over: sameList(over, s.budget.over) ? s.budget.over : over },
-  };
+  const wall = wallMs(s.started_ms, at);
+  if (addTokens === 0 && addSteps === 0 && wall === prev.wall_ms) return;
+  const used = { steps: prev.steps + addSteps, tokens: prev.tokens + addTokens, wall_ms: wall };
+  const over =
+    s.budget.over.length === 0 && !hasAny(s.budget.limits)
+      ? s.budget.over
+      : overBudgets(s.budget.limits, used);
+  s.step = used.steps;
+  s.budget = { ...s.budget, used, over: sameList(over, s.budget.over) ? s.budget.over : over };
 }
 
 /** Index of the call in the kept window, newest first (the calls an event names are usually recent). */
@@ -135,34 +139,39 @@ function isOpen(c: CallRecord): boolean {
   return c.status !== 'denied' && c.status !== 'returned' && c.status !== 'timed_out';
 }
 
-function replaceCall(s: RunState, i: number, next: CallRecord): RunState {
+function replaceCall(s: Draft, i: number, next: CallRecord): void {
   const prev = s.calls.items[i]!;
   const items = s.calls.items.slice();
   items[i] = next;
   const open = s.calls.open + (isOpen(next) ? 1 : 0) - (isOpen(prev) ? 1 : 0);
-  return { ...s, calls: { ...s.calls, items, open } };
+  s.calls = { ...s.calls, items, open };
 }
 
-function addContext(s: RunState, entry: ContextEntry): RunState {
-  return { ...s, context: push(s.context, entry, STATE_CAPS.context) };
+function addContext(s: Draft, entry: ContextEntry): void {
+  s.context = push(s.context, entry, STATE_CAPS.context);
 }
 
-function addError(s: RunState, e: FoldEvent, callId: string | null, message: string): RunState {
-  return { ...s, errors: push(s.errors, { seq: e.seq, kind: e.kind, call_id: callId, message: clip(message) }, STATE_CAPS.errors) };
+function addError(s: Draft, e: FoldEvent, callId: string | null, message: string): void {
+  s.errors = push(
+    s.errors,
+    { seq: e.seq, kind: e.kind, call_id: callId, message: clip(message) },
+    STATE_CAPS.errors,
+  );
 }
 
 /**
  * Looks up the call an event names; when it is not in the window, notes it and returns -1.
  * With calls dropped from the window, "never proposed" cannot be told from "proposed long ago".
  */
-function callFor(s: RunState, e: FoldEvent, callId: string): { s: RunState; i: number } {
+function callFor(s: Draft, e: FoldEvent, callId: string): number {
   const i = findCall(s, callId);
-  if (i >= 0) return { s, i };
+  if (i >= 0) return i;
   const msg =
     s.calls.dropped > 0
       ? `call ${callId} is not among the ${s.calls.items.length} most recent calls: never proposed, or proposed before them`
       : `call ${callId} was never proposed`;
-  return { s: note(s, e, 'unknown_call', msg), i: -1 };
+  note(s, e, 'unknown_call', msg);
+  return -1;
 }
 
 // ---- the fold ----
@@ -174,14 +183,18 @@ function callFor(s: RunState, e: FoldEvent, callId: string): { s: RunState; i: n
  * as far as they make sense and noted in `state.notes`; nothing throws.
  */
 export function evolve(state: RunState, event: FoldEvent): RunState {
-  let s: RunState = { ...state, seq: event.seq, last_at: typeof event.at === 'string' ? event.at : state.last_at };
+  const s: Draft = {
+    ...state,
+    seq: event.seq,
+    last_at: typeof event.at === 'string' ? event.at : state.last_at,
+  };
   s.counts = bump(state.counts, event.kind, state, isKnownKind(event.kind));
 
   if (event.run_id !== state.run_id) {
-    s = note(s, event, 'run_id_mismatch', `event of run ${event.run_id} folded into run ${state.run_id}`);
+    note(s, event, 'run_id_mismatch', `event of run ${event.run_id} folded into run ${state.run_id}`);
   }
   if (event.seq !== state.seq + 1) {
-    s = note(s, event, 'seq_not_next', `seq ${event.seq} follows seq ${state.seq}`);
+    note(s, event, 'seq_not_next', `seq ${event.seq} follows seq ${state.seq}`);
   }
 
   const kind = event.kind;
@@ -197,71 +210,169 @@ export function evolve(state: RunState, event: FoldEvent): RunState {
 
   const up = upcast(kind, event.v, isRecord(event.payload) ? event.payload : {});
   const p = up.payload;
-  const check = payloadSchemas[kind].safeParse(p);
-  if (!check.success) {
-    const first = check.error.issues[0];
-    const where = first && first.path.length ? first.path.join('.') : '(root)';
-    s = note(s, event, 'invalid_payload', clip(`payload of ${kind}: ${where}: ${first?.message ?? 'invalid'}`));
-  }
+  const bad = invalidField(kind, p);
+  if (bad !== null) note(s, event, 'invalid_payload', clip(`payload of ${kind}: ${bad}`));
 
   if (kind !== 'run_started') {
-    if (s.status === 'empty') s = note(s, event, 'before_start', `${kind} before run_started`);
-    else if ((s.status === 'completed' || s.status === 'failed') && kind !== 'event_annotated' && kind !== 'run_resumed') {
-      s = note(s, event, 'after_end', `${kind} after the run ended (${s.status} at seq ${s.ended?.seq ?? '?'})`);
+    if (s.status === 'empty') note(s, event, 'before_start', `${kind} before run_started`);
+    else if (
+      (s.status === 'completed' || s.status === 'failed') &&
+      kind !== 'event_annotated' &&
+      kind !== 'run_resumed'
+    ) {
+      note(s, event, 'after_end', `${kind} after the run ended (${s.status} at seq ${s.ended?.seq ?? '?'})`);
     }
   }
 
   return fold(s, event, kind, p);
 }
 
+type FieldType = 'string' | 'call' | 'number' | 'int' | 'boolean' | 'object';
+
+/**
+ * The required fields of each v1 payload (shared/protocol/kinds.ts), checked by hand: the zod
+ * schemas say the same, but parsing one per fold costs more than the rest of evolve. Used only to
+ * note an invalid event; the fold reads every field defensively either way.
+ */
+const REQUIRED: { readonly [K in KnownKind]: readonly (readonly [string, FieldType])[] } = {
+  run_started: [
+    ['task_id', 'string'],
+    ['goal', 'string'],
+    ['agent', 'object'],
+  ],
+  model_proposed: [
+    ['call_id', 'call'],
+    ['tool', 'string'],
+  ],
+  action_allowed: [
+    ['call_id', 'call'],
+    ['rule', 'string'],
+  ],
+  action_denied: [
+    ['call_id', 'call'],
+    ['rule', 'string'],
+    ['reason', 'string'],
+  ],
+  tool_invoked: [
+    ['call_id', 'call'],
+    ['tool', 'string'],
+  ],
+  tool_returned: [
+    ['call_id', 'call'],
+    ['status', 'string'],
+    ['duration_ms', 'number'],
+  ],
+  tool_timed_out: [
+    ['call_id', 'call'],
+    ['timeout_ms', 'number'],
+  ],
+  model_responded: [['content', 'string']],
+  context_updated: [['op', 'string']],
+  file_changed: [['path', 'string']],
+  budget_exhausted: [
+    ['budget', 'string'],
+    ['limit', 'number'],
+    ['used', 'number'],
+  ],
+  judge_verdict: [['passed', 'boolean']],
+  run_completed: [['outcome', 'string']],
+  run_failed: [['reason', 'string']],
+  run_resumed: [['from_seq', 'int']],
+  event_annotated: [
+    ['target_seq', 'int'],
+    ['note', 'string'],
+  ],
+};
+
+function invalidField(kind: KnownKind, p: Record<string, unknown>): string | null {
+  for (const [name, type] of REQUIRED[kind]) {
+    const v = p[name];
+    let ok: boolean;
+    switch (type) {
+      case 'string':
+        ok = typeof v === 'string';
+        break;
+      case 'call':
+        ok = typeof v === 'string' && v.length > 0;
+        break;
+      case 'number':
+        ok = typeof v === 'number' && Number.isFinite(v);
+        break;
+      case 'int':
+        ok = typeof v === 'number' && Number.isInteger(v) && v >= 0;
+        break;
+      case 'boolean':
+        ok = typeof v === 'boolean';
+        break;
+      case 'object':
+        ok = isRecord(v);
+        break;
+    }
+    if (!ok)
+      return `${name}: ${v === undefined ? 'missing' : `not a valid ${type === 'call' ? 'call id' : type}`}`;
+  }
+  if (kind === 'run_started' && typeof (p.agent as Record<string, unknown>).name !== 'string')
+    return 'agent.name: missing';
+  return null;
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function bump(counts: Record<string, number>, kind: string, state: RunState, known: boolean): Record<string, number> {
+function bump(
+  counts: Record<string, number>,
+  kind: string,
+  state: RunState,
+  known: boolean,
+): Record<string, number> {
   if (!known && !Object.prototype.hasOwnProperty.call(counts, kind)) {
     // Unknown kind names are unbounded; only the first STATE_CAPS.unknown_kinds get their own count.
     const named = Object.keys(state.unknown.kinds).length;
-    if (named >= STATE_CAPS.unknown_kinds) return { ...counts, '(other unknown)': own(counts, '(other unknown)') + 1 };
+    if (named >= STATE_CAPS.unknown_kinds)
+      return { ...counts, '(other unknown)': own(counts, '(other unknown)') + 1 };
   }
   return { ...counts, [kind]: own(counts, kind) + 1 };
 }
 
-function fold(s: RunState, e: FoldEvent, kind: KnownKind, p: Record<string, unknown>): RunState {
+function fold(s: Draft, e: FoldEvent, kind: KnownKind, p: Record<string, unknown>): RunState {
   switch (kind) {
     case 'run_started': {
-      if (s.status !== 'empty') s = note(s, e, 'started_twice', `run_started again (run was ${s.status})`);
+      if (s.status !== 'empty') note(s, e, 'started_twice', `run_started again (run was ${s.status})`);
       const agent = isRecord(p.agent) ? p.agent : {};
       const limits: Record<string, number> = {};
-      if (isRecord(p.budget)) for (const [k, v] of Object.entries(p.budget)) if (num(v) !== null) limits[k] = v as number;
-      const startedAt = s.started_at ?? e.at;
-      s = {
-        ...s,
-        status: 'running',
-        why: null,
-        ended: null,
-        started_at: startedAt,
-        task: {
-          task_id: str(p.task_id) ?? '',
-          goal: clip(str(p.goal) ?? ''),
-          policy_digest: str(p.policy_digest),
-          mode: str(p.mode),
-          of: str(p.of),
-        },
-        agent: { name: str(agent.name) ?? '', variant: str(agent.variant), seed: num(agent.seed) },
-        budget: { ...s.budget, limits },
+      if (isRecord(p.budget))
+        for (const [k, v] of Object.entries(p.budget)) if (num(v) !== null) limits[k] = v as number;
+      s.status = 'running';
+      s.why = null;
+      s.ended = null;
+      if (s.started_at === null) {
+        const ms = Date.parse(e.at);
+        s.started_at = e.at;
+        s.started_ms = Number.isFinite(ms) ? ms : null;
+      }
+      s.task = {
+        task_id: str(p.task_id) ?? '',
+        goal: clip(str(p.goal) ?? ''),
+        policy_digest: str(p.policy_digest),
+        mode: str(p.mode),
+        of: str(p.of),
       };
-      return withUse(s, e.at, 0, 0);
+      s.agent = { name: str(agent.name) ?? '', variant: str(agent.variant), seed: num(agent.seed) };
+      s.budget = { ...s.budget, limits, over: overBudgets(limits, s.budget.used) };
+      withUse(s, e.at, 0, 0);
+      return s;
     }
     case 'model_proposed': {
       const callId = str(p.call_id) ?? `(seq ${e.seq})`;
       const tokens = num(p.tokens);
-      if (findCall(s, callId) >= 0) s = note(s, e, 'duplicate_call', `call ${callId} proposed again`);
+      const argsJson = safeJson(p.args);
+      if (findCall(s, callId) >= 0) note(s, e, 'duplicate_call', `call ${callId} proposed again`);
       const call: CallRecord = {
         call_id: callId,
         n: s.calls.total + 1,
         tool: str(p.tool) ?? '',
-        args: boundedArgs(p.args),
+        args: boundedArgs(p.args, argsJson),
         status: 'proposed',
         proposed_seq: e.seq,
         tokens,
@@ -275,9 +386,16 @@ function fold(s: RunState, e: FoldEvent, kind: KnownKind, p: Record<string, unkn
       const evicted = s.calls.items.length >= STATE_CAPS.calls ? s.calls.items[0]! : null;
       const calls = push(s.calls, call, STATE_CAPS.calls);
       calls.open = s.calls.open + 1 - (evicted && isOpen(evicted) ? 1 : 0);
-      s = { ...s, calls };
-      s = addContext(s, { seq: e.seq, kind, role: 'model', text: clip(`${call.tool} ${safeJson(p.args)}`), tokens });
-      return withUse(s, e.at, tokens ?? 0, 1);
+      s.calls = calls;
+      addContext(s, {
+        seq: e.seq,
+        kind,
+        role: 'model',
+        text: clip(`${call.tool} ${argsJson}`),
+        tokens,
+      });
+      withUse(s, e.at, tokens ?? 0, 1);
+      return s;
     }
     case 'action_allowed':
     case 'action_denied': {
@@ -285,118 +403,162 @@ function fold(s: RunState, e: FoldEvent, kind: KnownKind, p: Record<string, unkn
       const callId = str(p.call_id) ?? '';
       const rule = str(p.rule) ?? '';
       const reason = clipOrNull(p.reason);
-      const found = callFor(s, e, callId);
-      s = found.s;
+      const i = callFor(s, e, callId);
       let tool: string | null = null;
-      if (found.i >= 0) {
-        const c = s.calls.items[found.i]!;
+      if (i >= 0) {
+        const c = s.calls.items[i]!;
         tool = c.tool;
-        if (c.decision) s = note(s, e, 'decided_twice', `call ${callId} was already ${c.decision.allowed ? 'allowed' : 'denied'} at seq ${c.decision.seq}`);
+        if (c.decision) {
+          note(
+            s,
+            e,
+            'decided_twice',
+            `call ${callId} was already ${c.decision.allowed ? 'allowed' : 'denied'} at seq ${c.decision.seq}`,
+          );
+        }
         const status = allowed ? (c.status === 'proposed' ? 'allowed' : c.status) : 'denied';
-        s = replaceCall(s, found.i, { ...c, status, decision: { allowed, rule, reason, seq: e.seq } });
+        replaceCall(s, i, { ...c, status, decision: { allowed, rule, reason, seq: e.seq } });
       }
       if (!allowed) {
-        s = { ...s, denials: push(s.denials, { seq: e.seq, call_id: callId, tool, rule, reason: reason ?? '' }, STATE_CAPS.denials) };
+        s.denials = push(
+          s.denials,
+          { seq: e.seq, call_id: callId, tool, rule, reason: reason ?? '' },
+          STATE_CAPS.denials,
+        );
       }
-      return withUse(s, e.at, 0, 0);
+      withUse(s, e.at, 0, 0);
+      return s;
     }
     case 'tool_invoked': {
       const callId = str(p.call_id) ?? '';
-      const found = callFor(s, e, callId);
-      s = found.s;
-      if (found.i >= 0) {
-        const c = s.calls.items[found.i]!;
+      const i = callFor(s, e, callId);
+      if (i >= 0) {
+        const c = s.calls.items[i]!;
         if (!c.decision || !c.decision.allowed) {
-          s = note(s, e, 'invoked_without_allow', `call ${callId} invoked but ${c.decision ? 'denied' : 'never allowed'}`);
+          note(
+            s,
+            e,
+            'invoked_without_allow',
+            `call ${callId} invoked but ${c.decision ? 'denied' : 'never allowed'}`,
+          );
         }
-        s = replaceCall(s, found.i, { ...c, status: 'running', invoked_seq: e.seq });
+        replaceCall(s, i, { ...c, status: 'running', invoked_seq: e.seq });
       }
-      return withUse(s, e.at, 0, 0);
+      withUse(s, e.at, 0, 0);
+      return s;
     }
-    case 'tool_returned': {
-      const callId = str(p.call_id) ?? '';
-      const status = str(p.status) ?? '';
-      const excerpt = clipOrNull(p.excerpt);
-      const duration = num(p.duration_ms);
-      const found = callFor(s, e, callId);
-      s = found.s;
-      if (found.i >= 0) {
-        const c = s.calls.items[found.i]!;
-        if (c.result || c.timed_out) s = note(s, e, 'result_twice', `call ${callId} already ended at seq ${c.result?.seq ?? c.timed_out?.seq}`);
-        else if (c.invoked_seq === null) s = note(s, e, 'result_without_invoke', `call ${callId} returned without being invoked`);
-        s = replaceCall(s, found.i, {
-          ...c,
-          status: 'returned',
-          result: { status, excerpt, digest: str(p.digest), bytes: num(p.bytes), seq: e.seq },
-          duration_ms: duration,
-        });
-      }
-      s = addContext(s, { seq: e.seq, kind, role: 'tool', text: clip(`${status}${excerpt ? ': ' + excerpt : ''}`), tokens: null });
-      if (status !== 'ok' && status !== 'success') {
-        s = addError(s, e, callId, `call ${callId} returned ${status}${excerpt ? ': ' + excerpt : ''}`);
-      }
-      return withUse(s, e.at, 0, 0);
-    }
+    case 'tool_returned':
     case 'tool_timed_out': {
+      const returned = kind === 'tool_returned';
       const callId = str(p.call_id) ?? '';
-      const timeoutMs = num(p.timeout_ms) ?? 0;
-      const found = callFor(s, e, callId);
-      s = found.s;
-      if (found.i >= 0) {
-        const c = s.calls.items[found.i]!;
-        if (c.result || c.timed_out) s = note(s, e, 'result_twice', `call ${callId} already ended at seq ${c.result?.seq ?? c.timed_out?.seq}`);
-        else if (c.invoked_seq === null) s = note(s, e, 'result_without_invoke', `call ${callId} timed out without being invoked`);
-        s = replaceCall(s, found.i, { ...c, status: 'timed_out', timed_out: { timeout_ms: timeoutMs, seq: e.seq }, duration_ms: timeoutMs });
+      const status = returned ? (str(p.status) ?? '') : 'timed_out';
+      const excerpt = returned ? clipOrNull(p.excerpt) : null;
+      const timeoutMs = returned ? 0 : (num(p.timeout_ms) ?? 0);
+      const i = callFor(s, e, callId);
+      if (i >= 0) {
+        const c = s.calls.items[i]!;
+        if (c.result || c.timed_out) {
+          note(
+            s,
+            e,
+            'result_twice',
+            `call ${callId} already ended at seq ${c.result?.seq ?? c.timed_out?.seq}`,
+          );
+        } else if (c.invoked_seq === null) {
+          note(s, e, 'result_without_invoke', `call ${callId} ended without being invoked`);
+        }
+        replaceCall(
+          s,
+          i,
+          returned
+            ? {
+                ...c,
+                status: 'returned',
+                result: { status, excerpt, bytes: num(p.bytes), seq: e.seq },
+                duration_ms: num(p.duration_ms),
+              }
+            : {
+                ...c,
+                status: 'timed_out',
+                timed_out: { timeout_ms: timeoutMs, seq: e.seq },
+                duration_ms: timeoutMs,
+              },
+        );
       }
-      s = addError(s, e, callId, `call ${callId} timed out after ${timeoutMs} ms`);
-      return withUse(s, e.at, 0, 0);
+      if (returned) {
+        addContext(s, {
+          seq: e.seq,
+          kind,
+          role: 'tool',
+          text: clip(`${status}${excerpt ? ': ' + excerpt : ''}`),
+          tokens: null,
+        });
+        if (status !== 'ok' && status !== 'success')
+          addError(s, e, callId, `call ${callId} returned ${status}${excerpt ? ': ' + excerpt : ''}`);
+      } else {
+        addError(s, e, callId, `call ${callId} timed out after ${timeoutMs} ms`);
+      }
+      withUse(s, e.at, 0, 0);
+      return s;
     }
     case 'model_responded': {
       const tokens = num(p.tokens);
-      s = addContext(s, { seq: e.seq, kind, role: 'model', text: clip(str(p.content) ?? ''), tokens });
-      return withUse(s, e.at, tokens ?? 0, 0);
+      addContext(s, { seq: e.seq, kind, role: 'model', text: clip(str(p.content) ?? ''), tokens });
+      withUse(s, e.at, tokens ?? 0, 0);
+      return s;
     }
     case 'context_updated': {
       const before = num(p.tokens_before);
       const after = num(p.tokens_after);
       const op = str(p.op) ?? '';
       const text = before !== null || after !== null ? `${op} ${before ?? '?'} → ${after ?? '?'} tokens` : op;
-      s = addContext(s, { seq: e.seq, kind, role: 'context', text: clip(text), tokens: after });
-      if (after !== null) s = { ...s, context: { ...s.context, tokens: after } };
-      return withUse(s, e.at, 0, 0);
+      addContext(s, { seq: e.seq, kind, role: 'context', text: clip(text), tokens: after });
+      if (after !== null) s.context = { ...s.context, tokens: after };
+      withUse(s, e.at, 0, 0);
+      return s;
     }
     case 'file_changed': {
       const path = str(p.path) ?? '';
-      const before = str(p.before);
       const after = str(p.after);
       const patch = clipOrNull(p.patch);
       const items = s.files.items;
       let i = -1;
-      for (let j = items.length - 1; j >= 0; j--) if (items[j]!.path === path) { i = j; break; }
-      let files: RunState['files'];
+      for (let j = items.length - 1; j >= 0; j--) {
+        if (items[j]!.path === path) {
+          i = j;
+          break;
+        }
+      }
       if (i >= 0) {
         const f = items[i]!;
         // The most recently changed file moves to the end, so the window keeps recent activity.
         const next = items.slice(0, i).concat(items.slice(i + 1));
         next.push({ ...f, changes: f.changes + 1, last_seq: e.seq, after, patch });
-        files = { ...s.files, items: next, changes: s.files.changes + 1 };
+        s.files = { ...s.files, items: next, changes: s.files.changes + 1 };
       } else {
-        const rec = { path, changes: 1, first_seq: e.seq, last_seq: e.seq, before, after, patch };
-        files = { ...push(s.files, rec, STATE_CAPS.files), changes: s.files.changes + 1 };
+        const rec = {
+          path,
+          changes: 1,
+          first_seq: e.seq,
+          last_seq: e.seq,
+          before: str(p.before),
+          after,
+          patch,
+        };
+        s.files = { ...push(s.files, rec, STATE_CAPS.files), changes: s.files.changes + 1 };
       }
-      return withUse({ ...s, files }, e.at, 0, 0);
+      withUse(s, e.at, 0, 0);
+      return s;
     }
     case 'budget_exhausted': {
       const budget = str(p.budget) ?? '';
       const limit = num(p.limit) ?? 0;
       const used = num(p.used) ?? 0;
-      s = withUse(s, e.at, 0, 0);
-      s = {
-        ...s,
-        budget: { ...s.budget, exhausted: { budget, limit, used, seq: e.seq } },
-        why: s.status === 'running' ? `budget ${budget} exhausted: used ${used} of ${limit}` : s.why,
-      };
-      return addError(s, e, null, `budget ${budget} exhausted: used ${used} of ${limit}`);
+      withUse(s, e.at, 0, 0);
+      s.budget = { ...s.budget, exhausted: { budget, limit, used, seq: e.seq } };
+      if (s.status === 'running') s.why = `budget ${budget} exhausted: used ${used} of ${limit}`;
+      addError(s, e, null, `budget ${budget} exhausted: used ${used} of ${limit}`);
+      return s;
     }
     case 'judge_verdict': {
       const passed = p.passed === true;
@@ -408,11 +570,14 @@ function fold(s: RunState, e: FoldEvent, kind: KnownKind, p: Record<string, unkn
         command: clipOrNull(p.command),
       };
       const list = push(s.verdicts, v, STATE_CAPS.verdicts);
-      s = {
-        ...s,
-        verdicts: { ...list, passed: s.verdicts.passed + (passed ? 1 : 0), failed: s.verdicts.failed + (passed ? 0 : 1), last: v },
+      s.verdicts = {
+        ...list,
+        passed: list.passed + (passed ? 1 : 0),
+        failed: list.failed + (passed ? 0 : 1),
+        last: v,
       };
-      return withUse(s, e.at, 0, 0);
+      withUse(s, e.at, 0, 0);
+      return s;
     }
     case 'run_completed':
     case 'run_failed': {
@@ -420,32 +585,39 @@ function fold(s: RunState, e: FoldEvent, kind: KnownKind, p: Record<string, unkn
       const outcome = clipOrNull(p.outcome);
       const reason = clipOrNull(p.reason);
       const errorType = str(p.error_type);
-      s = withUse(s, e.at, 0, 0);
-      s = {
-        ...s,
-        status: completed ? 'completed' : 'failed',
-        ended: { seq: e.seq, kind, outcome, reason, error_type: errorType },
-        why: completed
-          ? `completed: ${outcome ?? '(no outcome)'}`
-          : `failed: ${reason ?? '(no reason)'}${errorType ? ` (${errorType})` : ''}`,
-      };
-      if (!completed) s = addError(s, e, null, `run failed: ${reason ?? ''}${errorType ? ` (${errorType})` : ''}`);
+      withUse(s, e.at, 0, 0);
+      s.status = completed ? 'completed' : 'failed';
+      s.ended = { seq: e.seq, kind, outcome, reason, error_type: errorType };
+      s.why = completed
+        ? `completed: ${outcome ?? '(no outcome)'}`
+        : `failed: ${reason ?? '(no reason)'}${errorType ? ` (${errorType})` : ''}`;
+      if (!completed)
+        addError(s, e, null, `run failed: ${reason ?? ''}${errorType ? ` (${errorType})` : ''}`);
       return s;
     }
     case 'run_resumed': {
       const fromSeq = num(p.from_seq) ?? 0;
-      s = { ...s, resumes: push(s.resumes, { seq: e.seq, from_seq: fromSeq }, STATE_CAPS.resumes) };
+      s.resumes = push(s.resumes, { seq: e.seq, from_seq: fromSeq }, STATE_CAPS.resumes);
       if (s.status === 'completed' || s.status === 'failed') {
-        s = note(s, e, 'after_end', `run resumed after it ${s.status} at seq ${s.ended?.seq ?? '?'}`);
+        note(s, e, 'after_end', `run resumed after it ${s.status} at seq ${s.ended?.seq ?? '?'}`);
       }
-      if (s.status !== 'empty') s = { ...s, status: 'running', why: null, ended: null };
-      return withUse(s, e.at, 0, 0);
+      if (s.status !== 'empty') {
+        s.status = 'running';
+        s.why = null;
+        s.ended = null;
+      }
+      withUse(s, e.at, 0, 0);
+      return s;
     }
     case 'event_annotated': {
       const target = num(p.target_seq) ?? 0;
-      if (target > e.seq) s = note(s, e, 'annotates_future', `annotation of seq ${target}, which comes later`);
-      const item = { seq: e.seq, target_seq: target, note: clip(str(p.note) ?? '') };
-      return { ...s, annotations: push(s.annotations, item, STATE_CAPS.annotations) };
+      if (target > e.seq) note(s, e, 'annotates_future', `annotation of seq ${target}, which comes later`);
+      s.annotations = push(
+        s.annotations,
+        { seq: e.seq, target_seq: target, note: clip(str(p.note) ?? '') },
+        STATE_CAPS.annotations,
+      );
+      return s;
     }
     default: {
       const unreachable: never = kind;

@@ -9,20 +9,20 @@
 
 /** How many recent items each growing list keeps. Part of PROJECTION_VERSION: change one, bump it. */
 export const STATE_CAPS = {
-  calls: 200,
-  context: 50,
-  files: 100,
-  denials: 50,
-  errors: 50,
-  verdicts: 20,
-  notes: 100,
-  annotations: 50,
-  resumes: 20,
-  unknown_recent: 20,
-  /** Distinct unknown kind names counted by name; more go to `unknown.other_kinds`. */
+  calls: 100,
+  context: 30,
+  files: 50,
+  denials: 20,
+  errors: 20,
+  verdicts: 10,
+  notes: 50,
+  annotations: 20,
+  resumes: 10,
+  unknown_recent: 10,
+  /** Distinct unknown kind names counted by name; more are counted in `unknown.other`. */
   unknown_kinds: 50,
   /** Characters of text (args, excerpts, content, patches, reasons) kept per item. */
-  text: 240,
+  text: 120,
 } as const;
 
 /** A list that keeps its most recent `items`; `total` ever added, `dropped` = total − items kept. */
@@ -51,7 +51,6 @@ export interface CallRecord {
   result: {
     status: string;
     excerpt: string | null;
-    digest: string | null;
     bytes: number | null;
     seq: number;
   } | null;
@@ -141,8 +140,16 @@ export interface RunState {
     error_type: string | null;
   } | null;
   started_at: string | null;
+  /** started_at as epoch ms (what wall-time use is measured from). */
+  started_ms: number | null;
   last_at: string | null;
-  task: { task_id: string; goal: string; policy_digest: string | null; mode: string | null; of: string | null } | null;
+  task: {
+    task_id: string;
+    goal: string;
+    policy_digest: string | null;
+    mode: string | null;
+    of: string | null;
+  } | null;
   agent: { name: string; variant: string | null; seed: number | null } | null;
   /** Steps taken: model proposals. */
   step: number;

@@ -131,7 +131,7 @@ describe('snapshots', () => {
     // And one stamped with our version in the column but broken inside: skipped too.
     ledger.db
       .prepare('INSERT INTO snapshots (run_id, seq, version, state) VALUES (?, ?, ?, ?)')
-      .run('r1', 110, PROJECTION_VERSION, 'z1:not-deflate');
+      .run('r1', 110, PROJECTION_VERSION, 'bm90IGRlZmxhdGU=');
     const r = stateAt(ledger, 'r1', 115, { every: 1000 });
     expect(r.via).toBe('fold');
     expect(r.state.status).toBe('running');
@@ -148,7 +148,7 @@ describe('snapshots', () => {
   it('stores snapshots compressed, and reads plain JSON ones too', () => {
     write('r1', items(60));
     const s = stateAt(ledger, 'r1', 50, { full: true }).state;
-    expect(encodeState(s).startsWith('z1:')).toBe(true);
+    expect(encodeState(s)).toMatch(/^[A-Za-z0-9+/]+=*$/);
     ledger.db
       .prepare('INSERT INTO snapshots (run_id, seq, version, state) VALUES (?, ?, ?, ?)')
       .run('r1', 50, PROJECTION_VERSION, JSON.stringify(s));

@@ -1,0 +1,14 @@
+import type { Ledger } from '../ledger';
+import { changesAt, diffRuns, stateAt } from '../state';
+import type { Handler as H } from './handler';
+
+/** Handlers of shared/api/state.ts: state at a seq, what changed at a seq, and the diff of two runs. */
+export function stateHandlers(getLedger: () => Ledger) {
+  const at: H<'state.at'> = ({ run_id, seq, full }) => {
+    const r = stateAt(getLedger(), run_id, seq, { full: full ?? false });
+    return { seq: r.seq, state: r.state, via: r.via, folded: r.folded };
+  };
+  const changes: H<'state.changes'> = ({ run_id, seq }) => changesAt(getLedger(), run_id, seq);
+  const diff: H<'runs.diff'> = ({ left, right }) => diffRuns(getLedger(), left, right);
+  return { 'state.at': at, 'state.changes': changes, 'runs.diff': diff };
+}
