@@ -59,6 +59,15 @@ function rowToEvent(r: EventRowDb, runId: string, prev: string): StoredEvent {
   return e;
 }
 
+function parseMeta(text: unknown): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(typeof text === 'string' ? text : '{}');
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
 const hexToBlob = (hex: string): Buffer => Buffer.from(hex, 'hex');
 
 /** The mirror line of `toJsonLine`, built around the payload JSON already in hand (hot path). */
@@ -322,6 +331,7 @@ export class Ledger implements LedgerReader {
       event_count: r.event_count as number,
       findings: r.findings as number,
       writer: w ? { pid: w.pid, hostname: w.hostname, label: w.label } : null,
+      meta: parseMeta(r.meta),
     };
   }
 

@@ -20,6 +20,7 @@ export interface RunRow {
   event_count: number;
   findings: number;
   writer: { pid: number; hostname: string; label: string | null } | null;
+  meta: Record<string, unknown>;
 }
 
 export interface Finding {

@@ -30,6 +30,8 @@ export const RunSummarySchema = z.object({
   event_count: z.number().int(),
   findings: z.number().int(),
   writer: z.object({ pid: z.number(), hostname: z.string(), label: z.string().nullable() }).nullable(),
+  /** What the source of the run left for the UI, e.g. `bundle` (its verification verdict) for runs opened from a bundle. */
+  meta: z.record(z.string(), z.unknown()),
 });
 
 export const StoredEventSchema = EnvelopeSchema.extend({ redacted: z.boolean().optional() });
