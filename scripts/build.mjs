@@ -22,6 +22,9 @@ const entries = [
   { in: 'electron/main.ts', out: 'dist/electron/main.js' },
   { in: 'electron/runner/model-process.ts', out: 'dist/children/model.js' },
   { in: 'electron/runner/judge-process.ts', out: 'dist/children/judge.js' },
+  // The JSONL import's parse workers sit beside each bundle that imports (CLI and app).
+  { in: 'electron/ingest/worker.ts', out: 'dist/ingest-worker.js' },
+  { in: 'electron/ingest/worker.ts', out: 'dist/electron/ingest-worker.js' },
 ].filter((e) => existsSync(new URL(`../${e.in}`, import.meta.url)));
 
 await Promise.all([

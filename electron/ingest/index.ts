@@ -1,6 +1,11 @@
-// Placeholder until the JSONL importer lands: the service already calls these.
+import path from 'node:path';
+import { stat } from 'node:fs/promises';
 import type { Ledger } from '../ledger';
-import type { VerifyReport } from '../ledger';
+import { importFile, keyOf } from './importer';
+import { scanFolder } from './scan';
+import { defaultSource } from './parallel';
+
+export { verifyFile } from './verify';
 
 export interface IngestSummary {
   files: number;
@@ -10,14 +15,37 @@ export interface IngestSummary {
 
 export type IngestProgress = (p: { file: string; bytes: number; total: number }) => void;
 
-export async function ingestFolder(_ledger: Ledger, _onProgress?: IngestProgress): Promise<IngestSummary> {
-  return { files: 0, events: 0, findings: 0 };
+/**
+ * Imports every `<folder>/**\/events.jsonl` written by other agents (either seed format, or
+ * ProofLoop's own envelope) into the ledger as read-only runs, reading only what was appended since
+ * the last open. See importer.ts for the transaction and concurrency rules.
+ */
+export async function ingestFolder(ledger: Ledger, onProgress?: IngestProgress): Promise<IngestSummary> {
+  const executed = new Set(
+    ledger
+      .runs()
+      .filter((r) => r.source === 'executed')
+      .map((r) => r.run_id),
+  );
+  const files = await scanFolder(ledger.folder, { executed });
+  const summary: IngestSummary = { files: 0, events: 0, findings: 0 };
+  for (const abs of files) {
+    const r = await importFile(ledger, abs, {
+      key: keyOf(ledger.folder, abs),
+      source: defaultSource(),
+      onProgress: onProgress ? (bytes, total) => onProgress({ file: abs, bytes, total }) : undefined,
+    });
+    summary.files += 1;
+    summary.events += r.events;
+    summary.findings += r.findings;
+  }
+  return summary;
 }
 
-export async function ingestFile(_ledger: Ledger, _file: string): Promise<IngestSummary> {
-  return { files: 0, events: 0, findings: 0 };
-}
-
-export async function verifyFile(file: string): Promise<VerifyReport[]> {
-  throw new Error(`verifying files is not built yet: ${file}`);
+/** Imports one `.jsonl` file named directly (inside the folder or not). */
+export async function ingestFile(ledger: Ledger, file: string): Promise<IngestSummary> {
+  const abs = path.resolve(file);
+  await stat(abs);
+  const r = await importFile(ledger, abs, { key: keyOf(ledger.folder, abs), source: defaultSource() });
+  return { files: 1, events: r.events, findings: r.findings };
 }

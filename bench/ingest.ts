@@ -1,0 +1,202 @@
+/**
+ * Import and append throughput (issue 2). Runnable alone: `npx tsx bench/ingest.ts [events]`.
+ * - parse: a bare read + line split + JSON.parse of the generated file (the ceiling);
+ * - import: `ingestFolder` of that file into a fresh folder (validation, redaction, digests, chain
+ *   check, inserts and indexes included);
+ * - single: durable appends, one transaction each; batched: appendBatch of 10,000.
+ * Goals: import ≥ 200,000 events/s and ≥ 30% of parse; single ≥ 5,000/s; batched ≥ 200,000/s.
+ */
+import { mkdtempSync, rmSync, mkdirSync, openSync, writeSync, closeSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ZERO_HASH, type LedgerEvent, toJsonLine } from '../shared/protocol';
+import { Ledger } from '../electron/ledger';
+import { ingestFolder } from '../electron/ingest';
+import { fastDigest, link } from '../electron/ingest/digest';
+import { readBlocks } from '../electron/ingest/lines';
+
+const hex = (n: number) => n.toString(16).padStart(64, '0');
+
+/** A realistic mix: a run_started, then cycles of propose → allow → invoke → return → respond … */
+function payloadFor(kind: string, i: number): Record<string, unknown> {
+  const call = `call-${i >> 3}`;
+  switch (kind) {
+    case 'run_started':
+      return {
+        task_id: 'fix-discount',
+        goal: 'fix the discount calculation',
+        agent: { name: 'sim', variant: 'clean', seed: 7 },
+        mode: 'live',
+      };
+    case 'model_proposed':
+      return {
+        call_id: call,
+        tool: 'read_file',
+        args: { path: `src/price_${i % 17}.py` },
+        tokens: 120 + (i % 50),
+      };
+    case 'action_allowed':
+      return { call_id: call, rule: 'read_file:src/**', reason: 'inside the workspace' };
+    case 'tool_invoked':
+      return { call_id: call, tool: 'read_file', args: { path: `src/price_${i % 17}.py` } };
+    case 'tool_returned':
+      return {
+        call_id: call,
+        status: 'ok',
+        duration_ms: i % 97,
+        excerpt: 'def price(x):\n    return x * 0.9\n',
+        digest: hex(i),
+        bytes: 812,
+      };
+    case 'model_responded':
+      return { content: `Step ${i}: the discount is applied twice; patching price().`, tokens: 64 };
+    case 'context_updated':
+      return { op: 'append', tokens_before: 1000 + i, tokens_after: 1064 + i };
+    case 'file_changed':
+      return {
+        path: 'src/price.py',
+        before: hex(i + 1),
+        after: hex(i + 2),
+        patch: '@@ -1 +1 @@\n-x * 0.9 * 0.9\n+x * 0.9',
+      };
+    case 'judge_verdict':
+      return { passed: i % 2 === 0, tests_passed: 11, tests_failed: i % 2, command: 'pytest -q' };
+    default:
+      return { outcome: 'passed' };
+  }
+}
+const CYCLE = [
+  'model_proposed',
+  'action_allowed',
+  'tool_invoked',
+  'tool_returned',
+  'model_responded',
+  'context_updated',
+  'file_changed',
+  'judge_verdict',
+];
+
+export function generateFile(file: string, n: number, runId = 'bench-run'): number {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const fd = openSync(file, 'w');
+  let prev = ZERO_HASH;
+  let buf: string[] = [];
+  const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+  for (let seq = 1; seq <= n; seq++) {
+    const kind = seq === 1 ? 'run_started' : seq === n ? 'run_completed' : CYCLE[(seq - 2) % CYCLE.length]!;
+    const payload = payloadFor(kind, seq);
+    const at = new Date(t0 + seq * 7).toISOString();
+    const digest = fastDigest(seq, runId, kind, 1, at, payload);
+    const hash = link(prev, digest);
+    const e: LedgerEvent = { seq, run_id: runId, kind, v: 1, at, payload, prev, hash };
+    buf.push(toJsonLine(e) + '\n');
+    prev = hash;
+    if (buf.length >= 10_000) {
+      writeSync(fd, buf.join(''));
+      buf = [];
+    }
+  }
+  if (buf.length) writeSync(fd, buf.join(''));
+  closeSync(fd);
+  return statSync(file).size;
+}
+
+async function bareParse(file: string): Promise<number> {
+  const dec = new TextDecoder('utf-8');
+  let n = 0;
+  for await (const b of readBlocks(file, 0)) {
+    if (b.t !== 'lines') continue;
+    const text = dec.decode(b.buf);
+    let from = 0;
+    while (from < text.length) {
+      const nl = text.indexOf('\n', from);
+      JSON.parse(text.slice(from, nl));
+      n += 1;
+      from = nl + 1;
+    }
+  }
+  return n;
+}
+
+const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
+
+export async function benchIngest(n = 1_000_000) {
+  const root = mkdtempSync(path.join(tmpdir(), 'pl-bench-'));
+  try {
+    const src = path.join(root, 'folder', 'agents', 'bench-run', 'events.jsonl');
+    let t = performance.now();
+    const bytes = generateFile(src, n);
+    const genMs = performance.now() - t;
+
+    t = performance.now();
+    const parsed = await bareParse(src);
+    const parseMs = performance.now() - t;
+
+    t = performance.now();
+    const ledger = Ledger.open(path.join(root, 'folder'));
+    const summary = await ingestFolder(ledger);
+    const importMs = performance.now() - t;
+    const run = ledger.run('bench-run');
+    const findings = ledger.findings().length;
+    ledger.close();
+
+    // Appends into a separate ledger.
+    const l2 = Ledger.open(path.join(root, 'appends'));
+    const single = 3_000;
+    const w1 = l2.writer('single');
+    t = performance.now();
+    for (let i = 0; i < single; i++) w1.append('model_responded', { content: `step ${i}`, tokens: 12 });
+    const singleMs = performance.now() - t;
+    w1.close();
+    const batches = 20;
+    const per = 10_000;
+    const w2 = l2.writer('batched');
+    const items = Array.from({ length: per }, (_, i) => ({
+      kind: 'model_responded',
+      payload: { content: `step ${i}`, tokens: 12 },
+    }));
+    t = performance.now();
+    for (let b = 0; b < batches; b++) w2.appendBatch(items);
+    const batchMs = performance.now() - t;
+    w2.close();
+    l2.close();
+
+    const importRate = rate(summary.events, importMs);
+    const parseRate = rate(parsed, parseMs);
+    return {
+      events: n,
+      file_mb: Math.round((bytes / 1048576) * 10) / 10,
+      generate_ms: Math.round(genMs),
+      parse: { events_per_s: parseRate, ms: Math.round(parseMs) },
+      import: {
+        events_per_s: importRate,
+        ms: Math.round(importMs),
+        imported: summary.events,
+        head_seq: run?.head_seq ?? 0,
+        findings,
+        of_parse: Math.round((importRate / parseRate) * 1000) / 1000,
+        goal_ok: importRate >= 200_000 && importRate >= 0.3 * parseRate,
+      },
+      single_append: { per_s: rate(single, singleMs), n: single, goal_ok: rate(single, singleMs) >= 5_000 },
+      batched_append: {
+        per_s: rate(batches * per, batchMs),
+        n: batches * per,
+        goal_ok: rate(batches * per, batchMs) >= 200_000,
+      },
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const n = Number(process.argv[2] ?? 1_000_000);
+  benchIngest(n).then(
+    (r) => console.log(JSON.stringify(r, null, 2)),
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,55 @@
+import { parseLine, type Parsed } from './formats';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** One line of a block: parsed, blank (skipped, as the seed's reader does) or not UTF-8. */
+export type LineResult = Parsed | { t: 'blank' } | { t: 'not_utf8'; message: string };
+
+/**
+ * Parses a block of complete lines (each ending in `\n`). The block is decoded at once; only a
+ * block that is not valid UTF-8 is decoded again line by line to find the lines at fault.
+ */
+export function parseBlock(buf: Uint8Array): LineResult[] {
+  let text: string;
+  try {
+    text = utf8.decode(buf);
+  } catch {
+    return parseBlockByLine(buf);
+  }
+  const out: LineResult[] = [];
+  let from = 0;
+  const end = text.length;
+  while (from < end) {
+    let nl = text.indexOf('\n', from);
+    if (nl === -1) nl = end;
+    out.push(parseText(text.slice(from, nl)));
+    from = nl + 1;
+  }
+  return out;
+}
+
+function parseText(line: string): LineResult {
+  // Blank lines (and a Windows \r) are no events; the seed's own reader skips them too.
+  if (line.charCodeAt(0) !== 123 && line.trim() === '') return { t: 'blank' };
+  return parseLine(line);
+}
+
+function parseBlockByLine(buf: Uint8Array): LineResult[] {
+  const out: LineResult[] = [];
+  let from = 0;
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  while (from < b.length) {
+    let nl = b.indexOf(10, from);
+    if (nl === -1) nl = b.length;
+    const bytes = b.subarray(from, nl);
+    let line: string | null = null;
+    try {
+      line = utf8.decode(bytes);
+    } catch (e) {
+      out.push({ t: 'not_utf8', message: `the line is not valid UTF-8 (${(e as Error).message})` });
+    }
+    if (line !== null) out.push(parseText(line));
+    from = nl + 1;
+  }
+  return out;
+}

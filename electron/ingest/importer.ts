@@ -1,0 +1,314 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Ledger } from '../ledger';
+import type { Finding } from '../ledger/types';
+import { sha256Bytes } from '../crypto';
+import type { Format } from './formats';
+import { DEFAULT_MAX_LINE } from './lines';
+import { Sequencer, emptyState, type FileState, type PendingFinding, type Row } from './sequencer';
+import { parsedBlocks, type ParsedBlock } from './source';
+
+/**
+ * Import of one JSONL file into the ledger, incrementally and crash-safely:
+ * - Progress lives in `imports` (offset, line, head_sha of the first 4 KiB read, and the carried
+ *   per-run seq/hash in `state`). It is written in the same BEGIN IMMEDIATE transaction as the
+ *   events it accounts for, every CHUNK events, so a crash loses nothing and repeats nothing.
+ * - Each transaction first re-reads the stored offset: if another process has imported past where
+ *   this one started, this one drops what it parsed and starts again from the stored progress, so
+ *   two processes importing one file at once import each event once.
+ * - A last line without its newline is not consumed (the offset stays before it): when the writer
+ *   finishes the line, the next open imports it. It is reported at once as `truncated_line` (so a
+ *   file whose writer died shows it), once, and that finding is deleted when the line is later
+ *   completed and imported.
+ * - A file that shrank below the offset, or whose first bytes changed, was rewritten rather than
+ *   appended to: `file_rewritten` is reported (once per rewrite) and the old run is left as it is.
+ */
+export const CHUNK = 10_000;
+const HEAD_BYTES = 4096;
+
+export interface ImportOptions {
+  /** The key of the file in `imports` and findings: relative to the folder, absolute outside it. */
+  key: string;
+  maxLine?: number;
+  blockSize?: number;
+  onProgress?: (bytes: number, total: number) => void;
+  /** Parsing source; the default parses in this thread. */
+  source?: typeof parsedBlocks;
+}
+
+export interface ImportResult {
+  events: number;
+  findings: number;
+  bytes: number;
+}
+
+interface ImportsRow {
+  file: string;
+  size: number;
+  offset: number;
+  line: number;
+  head_sha: string | null;
+  state: string;
+}
+
+class Conflict extends Error {}
+
+const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+function headSha(file: string, len: number): string | null {
+  if (len <= 0) return null;
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(len);
+    const n = readSync(fd, buf, 0, len, 0);
+    return n < len ? null : sha256Bytes(buf);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `runs/<id>/events.jsonl`: the run a seed 000 file is about, by its folder name. */
+export function folderRun(key: string): string | null {
+  const parts = key.split(/[\\/]/);
+  const n = parts.length;
+  if (n >= 3 && parts[n - 1] === 'events.jsonl' && parts[n - 3] === 'runs') return parts[n - 2] ?? null;
+  return null;
+}
+
+function sanitizeRunId(src: string): string {
+  if (RUN_ID_RE.test(src)) return src;
+  let id = src.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, 180);
+  if (!/^[A-Za-z0-9]/.test(id)) id = `r${id}`;
+  return id;
+}
+
+function tailSeq(buf: Buffer | null): number | null {
+  if (!buf) return null;
+  const m = /"seq"\s*:\s*(\d{1,15})/.exec(buf.subarray(0, 4096).toString('utf8'));
+  return m ? Number(m[1]) : null;
+}
+
+export async function importFile(ledger: Ledger, abs: string, opts: ImportOptions): Promise<ImportResult> {
+  const total: ImportResult = { events: 0, findings: 0, bytes: 0 };
+  // Each pass ends, or starts again from progress another process committed meanwhile.
+  for (let pass = 0; pass < 1000; pass++) {
+    try {
+      const r = await importPass(ledger, abs, opts);
+      total.events += r.events;
+      total.findings += r.findings;
+      total.bytes += r.bytes;
+      return total;
+    } catch (e) {
+      if (!(e instanceof Conflict)) throw e;
+      const partial = (e as Conflict & { done?: ImportResult }).done;
+      if (partial) {
+        total.events += partial.events;
+        total.findings += partial.findings;
+        total.bytes += partial.bytes;
+      }
+    }
+  }
+  return total;
+}
+
+async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Promise<ImportResult> {
+  const db = ledger.db;
+  const key = opts.key;
+  const getRow = db.prepare('SELECT * FROM imports WHERE file = ?');
+  const row = getRow.get(key) as ImportsRow | undefined;
+  let offset = row?.offset ?? 0;
+  let lineNo = row?.line ?? 0;
+  const state: FileState = row ? (JSON.parse(row.state) as FileState) : emptyState(folderRun(key));
+  const done: ImportResult = { events: 0, findings: 0, bytes: 0 };
+
+  let size: number;
+  try {
+    size = (await stat(abs)).size;
+  } catch {
+    return done; // gone since the scan
+  }
+
+  const fileRunId = (): string | null => {
+    const src = state.fileRun ?? state.lastSrc;
+    return (src && state.runs[src]?.id) ?? null;
+  };
+
+  // Rewritten rather than appended to?
+  if (row && offset > 0) {
+    const headLen = Math.min(HEAD_BYTES, offset);
+    const now = size >= headLen ? headSha(abs, headLen) : null;
+    if (size < offset || now !== row.head_sha) {
+      const seen = state.rewritten;
+      if (seen && seen.size === size && seen.head === (now ?? '')) return done;
+      const tx = db.transaction(() => {
+        const cur = getRow.get(key) as ImportsRow | undefined;
+        if (!cur || cur.offset !== offset || cur.state !== row.state) throw new Conflict();
+        state.rewritten = { size, head: now ?? '' };
+        ledger.addFindings(fileRunId(), [
+          {
+            code: 'file_rewritten',
+            file: key,
+            line: null,
+            seq: null,
+            message:
+              size < offset
+                ? `the file shrank to ${size} bytes below the ${offset} already imported: it was rewritten, not appended to; the imported run is kept as it was`
+                : 'the first bytes of the file changed since it was imported: it was rewritten, not appended to; the imported run is kept as it was',
+          },
+        ]);
+        db.prepare('UPDATE imports SET state = ? WHERE file = ?').run(JSON.stringify(state), key);
+      });
+      tx.immediate();
+      done.findings = 1;
+      return done;
+    }
+  }
+  if (size <= offset) return done;
+
+  const claimed = new Set(Object.values(state.runs).map((r) => r.id));
+  const exists = db.prepare('SELECT 1 FROM runs WHERE run_id = ?').pluck();
+  const resolveRunId = (src: string): string => {
+    const base = sanitizeRunId(src);
+    let id = base;
+    for (let n = 2; claimed.has(id) || exists.get(id) !== undefined; n++) id = `${base.slice(0, 190)}:${n}`;
+    claimed.add(id);
+    return id;
+  };
+  const seqr = new Sequencer(state, { file: key, resolveRunId, mode: 'import' });
+  const committedTail = state.tail ?? null;
+  let tailToDrop = committedTail;
+
+  const upsertImport = db.prepare(
+    `INSERT INTO imports (file, size, offset, line, head_sha, state) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (file) DO UPDATE SET size = excluded.size, offset = excluded.offset, line = excluded.line,
+       head_sha = excluded.head_sha, state = excluded.state`,
+  );
+  const dropTail = db.prepare("DELETE FROM findings WHERE file = ? AND line = ? AND code = 'truncated_line'");
+
+  let pos = offset;
+  let committedState: string | null = row?.state ?? null;
+  const commit = (): void => {
+    const { rows, findings, created } = seqr.drain();
+    const newOffset = pos;
+    const newLine = lineNo;
+    const drop = tailToDrop && newOffset > tailToDrop.offset ? tailToDrop : null;
+    if (state.tail && newOffset > state.tail.offset) state.tail = null;
+    const head = headSha(abs, Math.min(HEAD_BYTES, newOffset));
+    const stateJson = JSON.stringify(state);
+    const tx = db.transaction(() => {
+      // Re-checked under the write lock: has another process imported from here meanwhile?
+      const cur = getRow.get(key) as ImportsRow | undefined;
+      if ((cur?.offset ?? 0) !== offset || (cur?.state ?? null) !== committedState) throw new Conflict();
+      for (const r of created) {
+        if (exists.get(r.id) !== undefined) throw new Conflict(); // claimed meanwhile: start again
+        ledger.createRun(r.id, {
+          source: 'imported',
+          format: r.fmt,
+          chained: r.fmt === 'proofloop',
+          origin: key,
+          meta: r.src === r.id ? {} : { source_run_id: r.src },
+        });
+      }
+      insertRows(ledger, rows);
+      addFindings(ledger, state, findings);
+      if (drop) dropTail.run(key, drop.line);
+      upsertImport.run(key, size, newOffset, newLine, head, stateJson);
+    });
+    tx.immediate();
+    if (drop) tailToDrop = null;
+    committedState = stateJson;
+    done.events += rows.length;
+    done.findings += findings.length;
+    done.bytes += newOffset - offset;
+    offset = newOffset;
+  };
+
+  const source = opts.source ?? parsedBlocks;
+  try {
+    for await (const b of source(abs, offset, {
+      until: size,
+      maxLine: opts.maxLine ?? DEFAULT_MAX_LINE,
+      blockSize: opts.blockSize,
+    })) {
+      applyBlock(b);
+      if (seqr.rows.length >= CHUNK) commit();
+      opts.onProgress?.(pos, size);
+    }
+    if (pos !== offset || seqr.findings.length > 0 || seqr.created.length > 0 || state.tail !== committedTail)
+      commit();
+  } catch (e) {
+    if (e instanceof Conflict) Object.assign(e, { done });
+    throw e;
+  }
+  return done;
+
+  function applyBlock(b: ParsedBlock): void {
+    if (b.t === 'lines') {
+      let n = lineNo;
+      for (const r of b.results) {
+        n += 1;
+        if (r.t === 'blank') continue;
+        if (r.t === 'not_utf8') seqr.finding('not_utf8', n, null, r.message, null);
+        else seqr.push(r, n);
+      }
+      lineNo += b.lines;
+      pos = b.end;
+    } else if (b.t === 'too_long') {
+      lineNo += 1;
+      seqr.finding(
+        'line_too_long',
+        lineNo,
+        null,
+        `a line of ${b.bytes} bytes is over the bound; skipped`,
+        null,
+      );
+      pos = b.end;
+    } else {
+      // Not consumed: reported once, dropped when the line is completed later.
+      if (state.tail?.offset === b.start) return;
+      const line = lineNo + 1;
+      const cut = b.buf
+        ? `the last line (${b.bytes} bytes) has no newline: cut, or still being written`
+        : `the last line has no newline and is over the bound`;
+      seqr.finding(
+        'truncated_line',
+        line,
+        tailSeq(b.buf),
+        `${cut}; it is imported once it is complete`,
+        null,
+      );
+      state.tail = { offset: b.start, line };
+    }
+  }
+}
+
+/** Rows of several runs, in file order: each run's events go in one insertImported call. */
+function insertRows(ledger: Ledger, rows: readonly Row[]): void {
+  const byRun = new Map<string, Row[]>();
+  for (const r of rows) {
+    let list = byRun.get(r.run_id);
+    if (!list) byRun.set(r.run_id, (list = []));
+    list.push(r);
+  }
+  for (const [id, list] of byRun) ledger.insertImported(id, list);
+}
+
+function addFindings(ledger: Ledger, state: FileState, findings: readonly PendingFinding[]): void {
+  if (findings.length === 0) return;
+  const byRun = new Map<string | null, Finding[]>();
+  for (const { src, ...f } of findings) {
+    const id = (src && state.runs[src]?.id) ?? null;
+    let list = byRun.get(id);
+    if (!list) byRun.set(id, (list = []));
+    list.push(f);
+  }
+  for (const [id, list] of byRun) ledger.addFindings(id, list);
+}
+
+export function keyOf(folder: string, abs: string): string {
+  const rel = path.relative(folder, abs);
+  if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) return rel.split(path.sep).join('/');
+  return abs;
+}
+
+export type { Format };

@@ -1,0 +1,115 @@
+import { availableParallelism } from 'node:os';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { LineResult } from './block';
+import { readBlocks, type ReadOptions } from './lines';
+import { parsedBlocks, type ParsedBlock } from './source';
+
+/**
+ * Parsing on other cores. The main thread reads blocks and runs the ordered half (sequencer,
+ * SQLite inserts); workers parse, validate, redact and hash blocks, and their results are taken
+ * back in file order. Used for files with more than PARALLEL_MIN bytes to read; any failure to start
+ * a worker (e.g. a bundle without the worker file) falls back to parsing in this thread.
+ */
+const PARALLEL_MIN = 8 << 20;
+const IN_FLIGHT = 4;
+
+interface Pool {
+  parse(buf: Buffer): Promise<LineResult[]>;
+  close(): Promise<void>;
+}
+
+function workerEntry(): { code: string; eval: true } | { file: string } | null {
+  const here = import.meta.url;
+  if (here.endsWith('.ts')) {
+    // Running from source (tsx, vitest): the worker registers tsx itself, then loads the TS module.
+    const url = new URL('./worker.ts', here).href;
+    return {
+      eval: true,
+      code: `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}); })`,
+    };
+  }
+  const file = fileURLToPath(new URL('./ingest-worker.js', here));
+  return existsSync(file) ? { file } : null;
+}
+
+function startPool(): Pool | null {
+  const n = Math.min(2, Math.max(0, availableParallelism()));
+  const entry = workerEntry();
+  if (n < 2 || !entry || process.env.PROOFLOOP_INGEST_WORKERS === '0') return null;
+  const workers: Worker[] = [];
+  const waiting = new Map<number, { resolve: (r: LineResult[]) => void; reject: (e: Error) => void }>();
+  let next = 0;
+  let broken: Error | null = null;
+  for (let i = 0; i < n; i++) {
+    const w = 'file' in entry ? new Worker(entry.file) : new Worker(entry.code, { eval: true });
+    w.on('message', (m: { id: number; results: LineResult[] }) => {
+      const p = waiting.get(m.id);
+      waiting.delete(m.id);
+      p?.resolve(m.results);
+    });
+    w.on('error', (e) => {
+      broken = e;
+      for (const p of waiting.values()) p.reject(e);
+      waiting.clear();
+    });
+    workers.push(w);
+  }
+  return {
+    parse(buf) {
+      if (broken) return Promise.reject(broken);
+      const id = next++;
+      return new Promise((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        const copy = new Uint8Array(buf.length);
+        copy.set(buf);
+        workers[id % workers.length]!.postMessage({ id, buf: copy }, [copy.buffer]);
+      });
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.terminate()));
+    },
+  };
+}
+
+async function* parallelBlocks(file: string, start: number, opts: ReadOptions): AsyncGenerator<ParsedBlock> {
+  if ((opts.until ?? Infinity) - start < PARALLEL_MIN) {
+    yield* parsedBlocks(file, start, opts);
+    return;
+  }
+  let pool: Pool | null = null;
+  try {
+    pool = startPool();
+  } catch {
+    pool = null;
+  }
+  if (!pool) {
+    yield* parsedBlocks(file, start, opts);
+    return;
+  }
+  const p = pool;
+  // A pool per large file: started in well under a second, and closed so no worker outlives it.
+  try {
+    const queue: Promise<ParsedBlock>[] = [];
+    for await (const b of readBlocks(file, start, opts)) {
+      const pending: Promise<ParsedBlock> =
+        b.t === 'lines'
+          ? p
+              .parse(b.buf)
+              .then((results) => ({ t: 'lines', start: b.start, end: b.end, lines: b.lines, results }))
+          : Promise.resolve(b);
+      pending.catch(() => undefined); // rejections are seen where the queue is awaited
+      queue.push(pending);
+      if (queue.length >= IN_FLIGHT) yield await queue.shift()!;
+    }
+    while (queue.length > 0) yield await queue.shift()!;
+  } finally {
+    await p.close();
+  }
+}
+
+/** The parsing source for import: workers for large files where there are cores to use. */
+export function defaultSource(): typeof parsedBlocks {
+  return parallelBlocks;
+}

@@ -1,0 +1,42 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface ScanOptions {
+  /** Run ids of runs ProofLoop executed: their `<folder>/<run_id>/events.jsonl` are its own mirrors. */
+  executed: ReadonlySet<string>;
+  maxDepth?: number;
+}
+
+const SKIP_DIRS = new Set(['node_modules', '.git']);
+
+/**
+ * Every `<folder>/**\/events.jsonl` to import, in a stable order: not under `<folder>/.proofloop`,
+ * `node_modules` or `.git`, not ProofLoop's own mirrors. Symbolic links are not followed, so
+ * nothing outside the folder is read.
+ */
+export async function scanFolder(folder: string, opts: ScanOptions): Promise<string[]> {
+  const out: string[] = [];
+  const maxDepth = opts.maxDepth ?? 32;
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return; // unreadable or gone: nothing to import there
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const abs = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (SKIP_DIRS.has(e.name)) continue;
+        if (depth === 0 && e.name === '.proofloop') continue;
+        if (depth < maxDepth) await walk(abs, depth + 1);
+      } else if (e.isFile() && e.name === 'events.jsonl') {
+        if (depth === 1 && opts.executed.has(path.basename(dir))) continue;
+        out.push(abs);
+      }
+    }
+  };
+  await walk(folder, 0);
+  return out;
+}

@@ -1,0 +1,227 @@
+import { ZERO_HASH } from '../../shared/protocol';
+import { ChainVerifier } from '../ledger/verify';
+import type { ImportedEvent } from '../ledger/ledger';
+import type { Finding, FindingCode } from '../ledger/types';
+import { fastDigest, link } from './digest';
+import type { Format, Parsed, ParsedEvent } from './formats';
+
+/** What the importer carries between transactions, per run of a file (kept in `imports.state`). */
+export interface RunState {
+  /** The ledger's run id (the file's, unless it had to be renamed). */
+  id: string;
+  /** The run id as the file names it. */
+  src: string;
+  seq: number;
+  hash: string;
+  fmt: Format;
+}
+
+export interface FileState {
+  format: Format | null;
+  /** The run a seed000/proofloop file is about: its folder name (runs/<id>/) or its first line's run_id. */
+  fileRun: string | null;
+  runs: Record<string, RunState>;
+  lastSrc: string | null;
+  /** A truncated last line already reported (not consumed): where it starts. */
+  tail?: { offset: number; line: number } | null;
+  /** A rewrite already reported: the size and head digest it was reported for. */
+  rewritten?: { size: number; head: string } | null;
+}
+
+export const emptyState = (fileRun: string | null = null): FileState => ({
+  format: null,
+  fileRun,
+  runs: {},
+  lastSrc: null,
+  tail: null,
+  rewritten: null,
+});
+
+/** An event ready for `Ledger.insertImported`, with the ledger run it goes to. */
+export interface Row extends ImportedEvent {
+  run_id: string;
+}
+
+export interface PendingFinding extends Finding {
+  /** The file's run the finding belongs to (source id), resolved to a ledger id at commit. */
+  src: string | null;
+}
+
+export interface SequencerOptions {
+  file: string | null;
+  /** Picks the ledger run id of a run first seen in this file. */
+  resolveRunId: (src: string, fmt: Format) => string;
+  /** verify: chained runs go through ChainVerifier and nothing is stored. */
+  mode: 'import' | 'verify';
+}
+
+/**
+ * The ordered half of import: format consistency, run_id per file, seq continuity, the chain, and
+ * seed 004's seq numbering. Parsing (formats.ts) needs no order and may run elsewhere.
+ */
+export class Sequencer {
+  rows: Row[] = [];
+  findings: PendingFinding[] = [];
+  /** Runs first seen since the last drain, for the importer to create. */
+  created: RunState[] = [];
+  /** verify mode: one ChainVerifier per chained run, and counts. */
+  readonly verifiers = new Map<string, ChainVerifier>();
+  readonly counts = new Map<string, number>();
+
+  constructor(
+    readonly state: FileState,
+    private readonly opts: SequencerOptions,
+  ) {}
+
+  finding(
+    code: FindingCode,
+    line: number | null,
+    seq: number | null,
+    message: string,
+    src: string | null,
+  ): void {
+    this.findings.push({
+      code,
+      file: this.opts.file,
+      line,
+      seq,
+      message,
+      src: src ?? this.state.fileRun ?? this.state.lastSrc,
+    });
+  }
+
+  push(p: Parsed, line: number): void {
+    const st = this.state;
+    if (p.t === 'bad') {
+      this.finding(p.code, line, p.seq, p.message, p.src && st.runs[p.src] ? p.src : null);
+      return;
+    }
+    if (st.format === null) st.format = p.fmt;
+    else if (p.fmt !== st.format) {
+      this.finding('invalid_event', line, p.seq || null, `a ${p.fmt} line in a ${st.format} file`, null);
+      return;
+    }
+    if (p.fmt !== 'seed004') {
+      if (st.fileRun === null) st.fileRun = p.src;
+      else if (p.src !== st.fileRun) {
+        this.finding(
+          'run_id_mismatch',
+          line,
+          p.seq,
+          `run_id "${p.src}" in a file of run "${st.fileRun}": not imported`,
+          st.fileRun,
+        );
+        return;
+      }
+    }
+    let run = st.runs[p.src];
+    if (!run) {
+      run = { id: this.opts.resolveRunId(p.src, p.fmt), src: p.src, seq: 0, hash: ZERO_HASH, fmt: p.fmt };
+      st.runs[p.src] = run;
+      this.created.push(run);
+    }
+    st.lastSrc = p.src;
+    this.counts.set(p.src, (this.counts.get(p.src) ?? 0) + 1);
+    if (p.fmt === 'seed004') p.seq = run.seq + 1;
+    if (this.opts.mode === 'verify' && p.fmt === 'proofloop') {
+      this.verifyChained(p, run, line);
+      return;
+    }
+    const expect = run.seq + 1;
+    if (p.seq !== expect) {
+      if (p.seq > expect) {
+        this.finding(
+          'seq_gap',
+          line,
+          p.seq,
+          `expected seq ${expect}, found ${p.seq}: seqs ${expect}–${p.seq - 1} are missing`,
+          p.src,
+        );
+      } else {
+        const dup = p.seq === run.seq;
+        this.finding(
+          dup ? 'seq_duplicate' : 'seq_out_of_order',
+          line,
+          p.seq,
+          `expected seq ${expect}, found ${p.seq}: ${dup ? 'a duplicate' : 'out of order'}, not imported`,
+          p.src,
+        );
+        return;
+      }
+    }
+    let hash: string;
+    let digest = p.digest;
+    if (p.fmt === 'proofloop') {
+      hash = p.hash!;
+      // The ledger stores no prev (it is the hash of the stored event before): a break is a finding.
+      if (p.prev !== run.hash) {
+        this.finding(
+          'chain_broken',
+          line,
+          p.seq,
+          `prev of seq ${p.seq} is not the hash of the event before it`,
+          p.src,
+        );
+      }
+      if (!p.hashOk) {
+        this.finding(
+          'chain_broken',
+          line,
+          p.seq,
+          `seq ${p.seq}: content does not match its hash (altered after it was written)`,
+          p.src,
+        );
+      }
+    } else {
+      // Unchained formats get the chain ProofLoop would have written, over the ledger's run id.
+      if (digest === null || run.id !== p.src)
+        digest = fastDigest(p.seq, run.id, p.kind, p.v, p.at, p.orig ?? p.payload);
+      hash = link(run.hash, digest);
+    }
+    run.seq = p.seq;
+    run.hash = hash;
+    this.rows.push({
+      run_id: run.id,
+      seq: p.seq,
+      kind: p.kind,
+      v: p.v,
+      at: p.at,
+      payloadJson: p.json,
+      hash,
+      // The original digest is kept only where the stored payload is not what was hashed.
+      digest: p.redacted ? digest : null,
+    });
+  }
+
+  private verifyChained(p: ParsedEvent, run: RunState, line: number): void {
+    let v = this.verifiers.get(p.src);
+    if (!v) {
+      v = new ChainVerifier(this.opts.file);
+      this.verifiers.set(p.src, v);
+    }
+    v.push(
+      {
+        seq: p.seq,
+        run_id: p.src,
+        kind: p.kind,
+        v: p.v,
+        at: p.at,
+        payload: p.payload,
+        prev: p.prev!,
+        hash: p.hash!,
+        digest: p.digest!,
+      },
+      line,
+    );
+    run.seq = v.head.seq;
+    run.hash = v.head.hash;
+  }
+
+  drain(): { rows: Row[]; findings: PendingFinding[]; created: RunState[] } {
+    const out = { rows: this.rows, findings: this.findings, created: this.created };
+    this.rows = [];
+    this.findings = [];
+    this.created = [];
+    return out;
+  }
+}

@@ -1,0 +1,348 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import fc from 'fast-check';
+import { eventDigest } from '../../shared/protocol';
+import { Ledger, verifyEvents } from '../../electron/ledger';
+import { sha256Hex } from '../../electron/crypto';
+import { ingestFile, ingestFolder, verifyFile } from '../../electron/ingest';
+import { importFile } from '../../electron/ingest/importer';
+import { fastDigest } from '../../electron/ingest/digest';
+import { generateFile } from '../../bench/ingest';
+
+const FIX = resolve(__dirname, '../fixtures');
+const dirs: string[] = [];
+const ledgers: Ledger[] = [];
+
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'pl-'));
+  dirs.push(d);
+  return d;
+}
+function open(folder: string): Ledger {
+  const l = Ledger.open(folder);
+  ledgers.push(l);
+  return l;
+}
+afterEach(() => {
+  for (const l of ledgers.splice(0)) l.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** Copies test/fixtures/ingest/<name>.jsonl to <folder>/imp/<name>/events.jsonl. */
+function withFixture(name: string): { folder: string; file: string; key: string } {
+  const folder = tmp();
+  const key = `imp/${name}/events.jsonl`;
+  mkdirSync(join(folder, 'imp', name), { recursive: true });
+  cpSync(join(FIX, 'ingest', `${name}.jsonl`), join(folder, key));
+  return { folder, file: join(folder, key), key };
+}
+const seqsOf = (l: Ledger, run: string) => l.read(run).map((e) => e.seq);
+
+describe('findings, one fixture per code', () => {
+  const cases: { code: string; line: number; seq: number | null; run: string; imported: number[] }[] = [
+    { code: 'broken_json', line: 3, seq: null, run: 'fx', imported: [1, 2, 3] },
+    { code: 'truncated_line', line: 3, seq: 3, run: 'fx', imported: [1, 2] },
+    { code: 'seq_gap', line: 3, seq: 4, run: 'fx', imported: [1, 2, 4, 5] },
+    { code: 'seq_duplicate', line: 3, seq: 2, run: 'fx', imported: [1, 2, 3] },
+    { code: 'seq_out_of_order', line: 4, seq: 2, run: 'fx', imported: [1, 2, 3, 4] },
+    { code: 'run_id_mismatch', line: 3, seq: 3, run: 'fx', imported: [1, 2, 3] },
+    { code: 'invalid_event', line: 2, seq: 2, run: 'fx', imported: [1, 3] },
+    { code: 'not_utf8', line: 2, seq: null, run: 'fx', imported: [1, 2] },
+    { code: 'chain_broken', line: 3, seq: 3, run: 'px', imported: [1, 2, 3, 4] },
+  ];
+  for (const c of cases) {
+    it(`${c.code}: reported at its line and seq, the valid events around it imported`, async () => {
+      const { folder, key } = withFixture(c.code);
+      const l = open(folder);
+      await ingestFolder(l);
+      const f = l.findings(c.run).filter((x) => x.code === c.code);
+      expect(f.length, JSON.stringify(l.findings())).toBeGreaterThanOrEqual(1);
+      expect(f[0]).toMatchObject({ code: c.code, file: key, line: c.line, seq: c.seq });
+      expect(seqsOf(l, c.run)).toEqual(c.imported);
+      // verifyFile finds the same thing without storing.
+      const reports = await verifyFile(join(folder, key));
+      const vf = reports.flatMap((r) => r.findings).filter((x) => x.code === c.code);
+      expect(vf[0]).toMatchObject({ code: c.code, line: c.line, seq: c.seq });
+      expect(reports.every((r) => r.ok === (r.findings.length === 0))).toBe(true);
+    });
+  }
+
+  it('line_too_long: skipped to its newline, reported, the next line imported', async () => {
+    const { folder, file, key } = withFixture('line_too_long');
+    const l = open(folder);
+    await importFile(l, file, { key, maxLine: 1024, blockSize: 300 });
+    expect(l.findings('fx').find((x) => x.code === 'line_too_long')).toMatchObject({
+      line: 2,
+      seq: null,
+      file: key,
+    });
+    expect(seqsOf(l, 'fx')).toEqual([1, 2]);
+    const v = await verifyFile(file, { maxLine: 1024 });
+    expect(v[0]!.findings.map((x) => [x.code, x.line])).toEqual([['line_too_long', 2]]);
+  });
+
+  it('line_too_long at the default 16 MiB bound', async () => {
+    const folder = tmp();
+    const file = join(folder, 'big', 'events.jsonl');
+    mkdirSync(join(folder, 'big'));
+    const line = (seq: number, content: string) =>
+      JSON.stringify({ seq, run_id: 'big', kind: 'model_responded', at: 'now', payload: { content } });
+    writeFileSync(file, `${line(1, 'a')}\n${line(2, 'x'.repeat(17 << 20))}\n${line(2, 'b')}\n`);
+    const l = open(folder);
+    await ingestFolder(l);
+    expect(l.findings('big').map((f) => [f.code, f.line])).toEqual([['line_too_long', 2]]);
+    expect(seqsOf(l, 'big')).toEqual([1, 2]);
+  });
+});
+
+describe('seed formats', () => {
+  it('seed 000: runs/demo-001 with seqs 1-4, unchained, its chain computed on import', async () => {
+    const folder = tmp();
+    cpSync(join(FIX, 'seed000'), folder, { recursive: true });
+    const l = open(folder);
+    const s = await ingestFolder(l);
+    expect(s).toEqual({ files: 1, events: 4, findings: 0 });
+    const run = l.run('demo-001')!;
+    expect(run).toMatchObject({
+      source: 'imported',
+      format: 'seed000',
+      chained: false,
+      origin: 'runs/demo-001/events.jsonl',
+    });
+    expect(run.head_seq).toBe(4);
+    const events = l.read('demo-001');
+    expect(events.map((e) => [e.seq, e.kind])).toEqual([
+      [1, 'run_started'],
+      [2, 'model_proposed'],
+      [3, 'run_started'],
+      [4, 'model_proposed'],
+    ]);
+    expect(events[0]!.payload).toMatchObject({
+      goal: '修复折扣计算',
+      task_id: 'demo-001',
+      agent: { name: 'unknown' },
+    });
+    expect(events[1]!.payload).toMatchObject({
+      tool: 'read_file',
+      call_id: 'seq-2',
+      args: { path: 'price.py' },
+    });
+    expect(verifyEvents('demo-001', events).ok).toBe(true);
+    expect(run.head_hash).toBe(events[3]!.hash);
+    const v = await verifyFile(join(folder, 'runs/demo-001/events.jsonl'));
+    expect(v).toMatchObject([{ ok: true, run_id: 'demo-001', events: 4, head_seq: 4, chained: false }]);
+  });
+
+  it('seed 004: one run per aggregate, kinds mapped to protocol v1, originals kept', async () => {
+    const folder = tmp();
+    cpSync(join(FIX, 'seed004'), folder, { recursive: true });
+    const l = open(folder);
+    const s = await ingestFolder(l);
+    expect(s.events).toBe(5);
+    expect(l.findings()).toEqual([]);
+    const run = l.run('task-demo-001')!;
+    expect(run).toMatchObject({
+      format: 'seed004',
+      chained: false,
+      status: 'completed',
+      task_id: 'task-demo-001',
+    });
+    const events = l.read('task-demo-001');
+    expect(events.map((e) => [e.seq, e.kind])).toEqual([
+      [1, 'run_started'],
+      [2, 'tool_invoked'],
+      [3, 'tool_returned'],
+      [4, 'model_responded'],
+      [5, 'run_completed'],
+    ]);
+    expect(events[0]!.payload).toMatchObject({ goal: '计算 23 乘以 17', agent: { name: 'deepseek-chat' } });
+    expect(events[2]!.payload).toMatchObject({
+      status: 'ok',
+      duration_ms: 0,
+      _source: { event_type: 'tool_result' },
+    });
+    expect((events[0]!.payload._source as { event_id: string }).event_id).toMatch(/^6f1c2b1e-/);
+    expect(verifyEvents('task-demo-001', events).ok).toBe(true);
+  });
+
+  it('skips .proofloop, node_modules and the mirrors of executed runs', async () => {
+    const folder = tmp();
+    const l = open(folder);
+    const w = l.writer('exec-1');
+    w.append('run_started', { task_id: 't', goal: 'g', agent: { name: 'a' } });
+    w.close();
+    mkdirSync(join(folder, 'node_modules', 'x'), { recursive: true });
+    cpSync(join(FIX, 'seed000/runs/demo-001/events.jsonl'), join(folder, 'node_modules/x/events.jsonl'));
+    const s = await ingestFolder(l);
+    expect(s).toEqual({ files: 0, events: 0, findings: 0 });
+    expect(l.runs().map((r) => r.run_id)).toEqual(['exec-1']);
+  });
+});
+
+describe('incremental import', () => {
+  it('re-open reads only the new bytes', async () => {
+    const folder = tmp();
+    cpSync(join(FIX, 'seed000'), folder, { recursive: true });
+    const file = join(folder, 'runs/demo-001/events.jsonl');
+    let l = open(folder);
+    await ingestFolder(l);
+    l.close();
+    ledgers.pop();
+    const more = [5, 6, 7].map((seq) =>
+      JSON.stringify({
+        seq,
+        run_id: 'demo-001',
+        kind: 'model_responded',
+        at: 'x',
+        payload: { content: `${seq}` },
+      }),
+    );
+    appendFileSync(file, more.join('\n') + '\n');
+    l = open(folder);
+    const s = await ingestFolder(l);
+    expect(s.events).toBe(3);
+    expect(seqsOf(l, 'demo-001')).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(verifyEvents('demo-001', l.read('demo-001')).ok).toBe(true);
+    expect((await ingestFolder(l)).events).toBe(0);
+    expect(l.findings()).toEqual([]);
+  });
+
+  it('a rewritten file is reported once and not re-imported over the old run', async () => {
+    const folder = tmp();
+    cpSync(join(FIX, 'seed000'), folder, { recursive: true });
+    const file = join(folder, 'runs/demo-001/events.jsonl');
+    const l = open(folder);
+    await ingestFolder(l);
+    const before = l.read('demo-001');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('修复折扣计算', 'something else entirely'));
+    await ingestFolder(l);
+    await ingestFolder(l);
+    expect(l.findings('demo-001').map((f) => f.code)).toEqual(['file_rewritten']);
+    expect(l.read('demo-001')).toEqual(before);
+    // shrinking is a rewrite too
+    const f2 = withFixture('seq_gap');
+    const l2 = open(f2.folder);
+    await ingestFolder(l2);
+    writeFileSync(f2.file, readFileSync(f2.file, 'utf8').split('\n').slice(0, 2).join('\n') + '\n');
+    await ingestFolder(l2);
+    expect(l2.findings('fx').map((f) => f.code)).toEqual(['seq_gap', 'file_rewritten']);
+  });
+
+  it('a truncated last line is imported once the writer completes it, and its finding dropped', async () => {
+    const { folder, file, key } = withFixture('truncated_line');
+    const l = open(folder);
+    await ingestFolder(l);
+    await ingestFolder(l); // reported once
+    expect(l.findings('fx').map((f) => [f.code, f.line, f.file])).toEqual([['truncated_line', 3, key]]);
+    const full = JSON.stringify({
+      seq: 3,
+      run_id: 'fx',
+      kind: 'model_responded',
+      at: '2025-01-01T12:00:03.000001+00:00',
+      payload: { content: 'step 3' },
+    });
+    const have = readFileSync(file, 'utf8').split('\n').at(-1)!;
+    appendFileSync(file, full.slice(have.length) + '\n');
+    const s = await ingestFolder(l);
+    expect(s.events).toBe(1);
+    expect(seqsOf(l, 'fx')).toEqual([1, 2, 3]);
+    expect(l.findings('fx')).toEqual([]);
+  });
+
+  it('ingestFile imports a .jsonl named directly, outside the folder', async () => {
+    const folder = tmp();
+    const outside = join(tmp(), 'exported.jsonl');
+    cpSync(join(FIX, 'ingest/chain_broken.jsonl'), outside);
+    const l = open(folder);
+    const s = await ingestFile(l, outside);
+    expect(s.events).toBe(4);
+    expect(l.run('px')).toMatchObject({ chained: true, format: 'proofloop', origin: outside });
+    expect(l.findings('px')[0]).toMatchObject({ code: 'chain_broken', file: outside, line: 3 });
+  });
+});
+
+describe('chained ProofLoop files', () => {
+  it('a generated run imports with its head hash, and verifies', async () => {
+    const folder = tmp();
+    const file = join(folder, 'agent', 'events.jsonl');
+    generateFile(file, 25_000, 'gen-1');
+    const l = open(folder);
+    const s = await ingestFolder(l);
+    expect(s).toEqual({ files: 1, events: 25_000, findings: 0 });
+    const run = l.run('gen-1')!;
+    expect(run).toMatchObject({ head_seq: 25_000, event_count: 25_000, chained: true, status: 'completed' });
+    const [report] = await verifyFile(file);
+    expect(report).toMatchObject({
+      ok: true,
+      events: 25_000,
+      head_seq: 25_000,
+      head_hash: run.head_hash,
+      chained: true,
+    });
+    expect(verifyEvents('gen-1', l.iterate('gen-1')).ok).toBe(true);
+  });
+
+  it('two processes importing one folder at once import each event once', async () => {
+    const folder = tmp();
+    generateFile(join(folder, 'a', 'events.jsonl'), 40_000, 'conc-a');
+    cpSync(join(FIX, 'seed004'), folder, { recursive: true });
+    const script = join(folder, 'ingest-once.mts');
+    writeFileSync(
+      script,
+      `import { Ledger } from ${JSON.stringify(resolve(__dirname, '../../electron/ledger'))};
+import { ingestFolder } from ${JSON.stringify(resolve(__dirname, '../../electron/ingest'))};
+const l = Ledger.open(process.argv[2]!);
+const s = await ingestFolder(l);
+l.close();
+console.log(JSON.stringify(s));\n`,
+    );
+    open(folder).close(); // create the ledger first so both processes only import
+    ledgers.pop();
+    const run = () =>
+      new Promise<{ code: number | null; out: string; err: string }>((done) => {
+        const p = spawn(process.execPath, ['--import', 'tsx', script, folder], {
+          cwd: resolve(__dirname, '../..'),
+        });
+        let out = '';
+        let err = '';
+        p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        p.on('close', (code) => done({ code, out, err }));
+      });
+    const [a, b] = await Promise.all([run(), run()]);
+    expect(a.code, a.err).toBe(0);
+    expect(b.code, b.err).toBe(0);
+    const sa = JSON.parse(a.out) as { events: number };
+    const sb = JSON.parse(b.out) as { events: number };
+    expect(sa.events + sb.events).toBe(40_005);
+    const l = open(folder);
+    expect(l.run('conc-a')).toMatchObject({ head_seq: 40_000, event_count: 40_000 });
+    expect(l.run('task-demo-001')).toMatchObject({ head_seq: 5, event_count: 5 });
+    expect(l.findings()).toEqual([]);
+  });
+});
+
+describe('hot-path digest', () => {
+  it('fastDigest equals eventDigest on random events', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 40 }),
+        fc.string({ minLength: 1 }),
+        fc.string(),
+        fc.integer({ min: 1, max: 5 }),
+        fc.string(),
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        (seq, run_id, kind, v, at, payload) => {
+          const p = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>;
+          expect(fastDigest(seq, run_id, kind, v, at, p)).toBe(
+            eventDigest({ seq, run_id, kind, v, at, payload: p }, sha256Hex),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
