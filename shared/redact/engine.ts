@@ -57,8 +57,10 @@ export interface Redactor {
   redactValue<T>(value: T, ctx?: RedactContext): RedactResult<T>;
   /** Redacts one free-standing text (no key context). */
   redactText(text: string): RedactResult<string>;
-  /** Replacements per rule id since the redactor was created. */
+  /** Replacements per rule id since the redactor was created (or last forgot). */
   counts(): Record<string, number>;
+  /** Forgets placeholders and counts, keeping what was compiled: numbering starts again at #1. */
+  forget(): void;
 }
 
 export interface SecretFinding {
@@ -137,6 +139,11 @@ class RedactorImpl implements Redactor {
   /** Whether a key name can hold anything the detectors look for (most keys repeat). */
   private readonly keyTriggers = new Map<string, boolean>();
   private callHits = 0;
+
+  forget(): void {
+    this.placeholders.clear();
+    this.totals.clear();
+  }
 
   constructor(
     readonly profile: RedactProfile,

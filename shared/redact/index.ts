@@ -3,7 +3,7 @@
  * anything is appended. Export uses `createRedactor('share', …)` and checks its own output with
  * `scanForSecrets`.
  */
-import { createRedactor } from './engine';
+import { createRedactor, type Redactor } from './engine';
 
 export {
   createRedactor,
@@ -40,6 +40,11 @@ export {
  * is never mutated; when `hits` is 0 the value returned is the input itself.
  */
 export function redactCredentials<T>(value: T): { value: T; hits: number } {
-  const r = createRedactor('credentials').redactValue(value);
+  // One redactor for every call (building one cost more than redacting a typical payload).
+  ledgerRedactor ??= createRedactor('credentials');
+  ledgerRedactor.forget();
+  const r = ledgerRedactor.redactValue(value);
   return { value: r.value, hits: r.hits };
 }
+
+let ledgerRedactor: Redactor | null = null;
