@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { createRedactor, type RedactProfile } from '../shared/redact';
+import { mulberry32 as prng } from '../shared/prng';
 
 export interface BenchFigure {
   profile: RedactProfile;
@@ -14,17 +15,6 @@ export interface BenchFigure {
   ms: number;
   events_per_s: number;
   hits: number;
-}
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WORDS = (

@@ -7,19 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NewEvent } from '../shared/protocol';
 import { Ledger } from '../electron/ledger';
+import { mulberry32 as rng } from '../shared/prng';
 import { attachSnapshotter, diffRuns, maintainSnapshots, SNAPSHOT_EVERY, stateAt } from '../electron/state';
-
-/** Deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS =
   'the fix parse value test file line error return index token budget call model patch judge'.split(' ');

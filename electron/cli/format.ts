@@ -1,3 +1,5 @@
+import { InvalidArgumentError } from 'commander';
+
 /** Small helpers for human (terminal) output. */
 export function table(
   rows: readonly (readonly (string | number | null | undefined)[])[],
@@ -21,10 +23,12 @@ export function oneLine(value: unknown, max = 100): string {
   return flat.length > max ? flat.slice(0, max - 1) + '…' : flat;
 }
 
-export function parseIntArg(name: string) {
+/** A commander option parser for whole numbers from `min` up, with an error naming the option. */
+export function intOption(name: string, min = 0) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number, got "${value}"`);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be a whole number ≥ ${min}`);
     return n;
   };
 }

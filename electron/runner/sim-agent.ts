@@ -1,18 +1,9 @@
 import { createPatch } from 'diff';
+import { mulberry32 } from '../../shared/prng';
+
+export { mulberry32 };
 import type { SimHints } from './catalog';
 import type { Action, ModelTask, Observation, Variant } from './protocol';
-
-/** mulberry32: a small, fast, seeded PRNG. Same seed, same sequence, on every platform. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** FNV-1a of a string, to mix the task and variant into the seed. */
 function fnv1a(s: string): number {

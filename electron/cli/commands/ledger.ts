@@ -3,18 +3,13 @@ import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliContext } from '../context';
 import { EXIT } from '../context';
-import { oneLine, table } from '../format';
+import { intOption, oneLine, table } from '../format';
 import { verifyFile } from '../../ingest';
+import { openBundleCommand } from './bundle';
 import type { z } from 'zod';
 import type { VerifyReportSchema } from '../../../shared/api/ledger';
 
 type VerifyReport = z.output<typeof VerifyReportSchema>;
-
-const positiveInt = (name: string) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a whole number ≥ 1`);
-  return n;
-};
 
 function printFindings(ctx: CliContext, reports: VerifyReport[]): void {
   const findings = reports.flatMap((r) => r.findings);
@@ -38,9 +33,14 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
   program
     .command('open [folder]')
     .description(
-      'open a runs folder: create its ledger, repair mirrors, import JSONL runs written by other agents',
+      'open a runs folder: create its ledger, repair mirrors, import JSONL runs written by other agents; ' +
+        'or open a bundle .zip read-only into --folder',
     )
     .action(async (folder: string | undefined) => {
+      // A bundle opens read-only into the --folder ledger (electron/bundle/open.ts).
+      if (folder && /\.zip$/i.test(folder) && existsSync(folder) && statSync(folder).isFile()) {
+        return openBundleCommand(ctx, folder);
+      }
       if (folder) program.setOptionValue('folder', path.resolve(folder));
       const svc = await ctx.service();
       const info = await svc.invoke('folder.current', {});
@@ -84,8 +84,8 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
   program
     .command('events <run>')
     .description('print the events of a run')
-    .option('--from <seq>', 'first seq', positiveInt('--from'))
-    .option('--to <seq>', 'last seq', positiveInt('--to'))
+    .option('--from <seq>', 'first seq', intOption('--from', 1))
+    .option('--to <seq>', 'last seq', intOption('--to', 1))
     .option('--kind <kinds>', 'only these kinds (comma-separated)')
     .action(async (run: string, o: { from?: number; to?: number; kind?: string }) => {
       const svc = await ctx.service();

@@ -1,8 +1,9 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { Ledger } from '../../ledger';
 import { changesAt, diffRuns, stateAt } from '../../state';
 import type { Change, RunState } from '../../../shared/state';
 import type { DiffRow, RunDiff } from '../../../shared/diff';
+import { intOption, table } from '../format';
 
 /** What these commands need from the CLI: the CliContext of electron/cli/context.ts fits. */
 export interface StateCliContext {
@@ -13,33 +14,11 @@ export interface StateCliContext {
   out(s: string): void;
 }
 
-const wholeNumber = (name: string) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a whole number ≥ 0`);
-  return n;
-};
-
 function short(v: unknown, max = 60): string {
   if (v === undefined) return '∅';
   const s = typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
   const flat = s.replace(/\s+/g, ' ');
   return flat.length > max ? flat.slice(0, max - 1) + '…' : flat;
-}
-
-function table(
-  rows: readonly (readonly (string | number | null | undefined)[])[],
-  header: readonly string[],
-): string {
-  const all = [header, ...rows].map((r) => r.map((c) => (c === null || c === undefined ? '' : String(c))));
-  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  return all
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 function capped(label: string, list: { total: number; dropped: number }): string {
@@ -200,7 +179,7 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
     program
       .command('state <run>')
       .description('the state of a run at a seq: status and why, task, budget, calls, files, verdicts, notes')
-      .requiredOption('--at <seq>', 'the seq (0 = before the first event)', wholeNumber('--at'))
+      .requiredOption('--at <seq>', 'the seq (0 = before the first event)', intOption('--at'))
       .option('--full', 'fold from seq 1, ignoring snapshots'),
   ).action(async (run: string, o: { at: number; full?: boolean }, cmd: Command) => {
     const ledger = await ctx.ledger();
@@ -219,7 +198,7 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
     program
       .command('changes <run>')
       .description('what changed in the state at a seq (state at seq-1 against state at seq)')
-      .requiredOption('--at <seq>', 'the seq (≥ 1)', wholeNumber('--at')),
+      .requiredOption('--at <seq>', 'the seq (≥ 1)', intOption('--at')),
   ).action(async (run: string, o: { at: number }, cmd: Command) => {
     const r = changesAt(await ctx.ledger(), run, o.at);
     print(cmd, r, () => formatChanges(r.seq, r.kind, r.changes));
@@ -231,7 +210,7 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
       .description(
         'align two runs event by event: first divergence, changed/inserted/missing events, final states',
       )
-      .option('--limit <rows>', 'rows shown in the table', wholeNumber('--limit'), 60),
+      .option('--limit <rows>', 'rows shown in the table', intOption('--limit'), 60),
   ).action(async (a: string, b: string, o: { limit: number }, cmd: Command) => {
     const d = diffRuns(await ctx.ledger(), a, b);
     print(cmd, d, () => formatDiff(d, o.limit));

@@ -1,0 +1,153 @@
+import path from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { ProofloopError } from '../../../shared/result';
+import { exportBundle, openBundle, previewBundle, verifyBundle, type RedactionProfile } from '../../bundle';
+import type { BundleVerdict } from '../../bundle/format';
+import type { CliContext } from '../context';
+import { EXIT } from '../context';
+import { table } from '../format';
+
+const profileArg = (v: string): RedactionProfile => {
+  if (v !== 'share' && v !== 'credentials')
+    throw new InvalidArgumentError('--profile is share or credentials');
+  return v;
+};
+
+function describeVerdict(v: BundleVerdict): string {
+  const lines = [
+    `${v.ok ? 'ok  ' : 'FAIL'} ${v.file}`,
+    `integrity: ${v.integrity}   completeness: ${v.completeness}   signature: ${v.signature}` +
+      (v.signer
+        ? ` (${v.signer.fingerprint.slice(0, 23)}…${v.signer.pinned ? ', pinned' : ', not pinned'})`
+        : ''),
+  ];
+  if (v.first_failure) {
+    const where = [
+      v.first_failure.run_id ? `run ${v.first_failure.run_id}` : 'bundle',
+      v.first_failure.seq !== null ? `seq ${v.first_failure.seq}` : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
+    lines.push(`first failure: ${where}: ${v.first_failure.reason}`);
+  }
+  if (v.runs.length) {
+    lines.push(
+      table(
+        v.runs.map((r) => [
+          r.run_id,
+          r.events,
+          r.last_seq,
+          r.head_hash.slice(0, 16) + '…',
+          r.integrity,
+          r.completeness,
+        ]),
+        ['RUN', 'EVENTS', 'LAST SEQ', 'HEAD', 'INTEGRITY', 'COMPLETENESS'],
+      ),
+    );
+  }
+  for (const f of v.findings.slice(0, 50)) {
+    lines.push(
+      `  ${f.aspect}: ${f.code}${f.run_id ? ` run ${f.run_id}` : ''}${f.seq !== null ? ` seq ${f.seq}` : ''}: ${f.message}`,
+    );
+  }
+  if (v.findings.length > 50) lines.push(`  … ${v.findings.length - 50} more findings`);
+  return lines.join('\n');
+}
+
+/** `proofloop open <bundle.zip>`: imports the bundle's runs read-only into the --folder ledger. */
+export async function openBundleCommand(ctx: CliContext, file: string, key?: string): Promise<void> {
+  const ledger = await ctx.ledger();
+  const r = await openBundle(ledger, path.resolve(file), { key });
+  ctx.print(r, () =>
+    [
+      `opened ${r.file} read-only in ${ledger.folder}: runs ${r.run_ids.join(', ')}`,
+      describeVerdict(r.verdict),
+    ].join('\n'),
+  );
+  if (!r.verdict.ok) ctx.setExit(EXIT.findings);
+}
+
+export function registerBundleCommands(program: Command, ctx: CliContext): void {
+  program
+    .command('export <runs...>')
+    .description(
+      'write a redacted audit bundle (zip) of runs: events, final states, manifest, VERIFY.md, report.html',
+    )
+    .requiredOption('--out <file>', 'the bundle to write (e.g. audit.zip)')
+    .option(
+      '--profile <profile>',
+      'redaction profile: share (default: credentials and personal data) or credentials',
+      profileArg,
+      'share',
+    )
+    .option(
+      '--sign',
+      'sign the manifest with your Ed25519 key (created on first use in $PROOFLOOP_HOME/keys)',
+    )
+    .option('--force', 'replace an existing file at --out')
+    .option('--preview', 'only show what would be redacted (counts per rule, seqs), write nothing')
+    .action(
+      async (
+        runs: string[],
+        o: { out: string; profile: RedactionProfile; sign?: boolean; force?: boolean; preview?: boolean },
+      ) => {
+        const ledger = await ctx.ledger();
+        if (o.preview) {
+          const p = previewBundle(ledger, runs, o.profile);
+          ctx.print(p, () =>
+            [
+              `profile ${p.profile}: ${p.events_redacted} events would be redacted`,
+              table(Object.entries(p.rules), ['RULE', 'REPLACEMENTS']),
+              ...p.runs.map(
+                (r) =>
+                  `${r.run_id}: ${r.redacted_events}/${r.events} events, seqs ${r.seqs.join(', ')}${r.seqs_truncated ? ', …' : ''}`,
+              ),
+            ].join('\n'),
+          );
+          return;
+        }
+        const r = await exportBundle(ledger, {
+          runIds: runs,
+          out: o.out,
+          profile: o.profile,
+          sign: o.sign,
+          force: o.force,
+        });
+        const m = r.manifest;
+        ctx.print({ file: r.file, bytes: r.bytes, sha256: r.sha256, manifest: m }, () =>
+          [
+            `wrote ${r.file} (${r.bytes} bytes, sha256 ${r.sha256.slice(0, 16)}…)`,
+            `profile ${m.profile}: ${m.redaction.events_redacted} events redacted` +
+              (Object.keys(m.redaction.rules).length
+                ? ` (${Object.entries(m.redaction.rules)
+                    .map(([k, n]) => `${k} ${n}`)
+                    .join(', ')})`
+                : ''),
+            m.signer
+              ? `signed with ${m.signer.fingerprint}`
+              : 'not signed (--sign seals counts and head hashes)',
+            ...m.runs.map((x) => `  ${x.run_id}: ${x.events} events, head ${x.head_hash.slice(0, 16)}…`),
+          ].join('\n'),
+        );
+      },
+    );
+
+  program
+    .command('verify-bundle <file>')
+    .description('verify a bundle: file hashes, seq continuity and chains, counts and heads, signature')
+    .option('--key <public-key.pem>', "the signer's public key (pins who must have signed)")
+    .action(async (file: string, o: { key?: string }) => {
+      let v: BundleVerdict;
+      try {
+        v = await verifyBundle(path.resolve(file), { key: o.key ? path.resolve(o.key) : undefined });
+      } catch (e) {
+        if (!(e instanceof ProofloopError) || e.code !== 'invalid_input') throw e;
+        // Not a bundle we can read at all: a verification failure, with its reason.
+        ctx.print({ ok: false, file: path.resolve(file), error: e.message }, () => `FAIL ${e.message}`);
+        ctx.setExit(EXIT.findings);
+        return;
+      }
+      ctx.print(v, () => describeVerdict(v));
+      if (!v.ok) ctx.setExit(EXIT.findings);
+    });
+}
