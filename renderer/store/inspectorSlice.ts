@@ -1,6 +1,7 @@
 import type { StateCreator } from 'zustand';
 import { callOptional, type UiError } from '../api/api';
 import type { StateAt, StateChanges } from '../api/types';
+import { currentCache } from '../features/timeline/eventCache';
 import type { AppState } from './index';
 
 export interface InspectorSlice {
@@ -27,6 +28,16 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
         const key = `${runId}\u0000${seq}`;
         if (!runId || seq < 1 || key === lastKey) break;
         lastKey = key;
+        // Rows first: the service answers in order, and the first state of a big run can take
+        // seconds to fold; asking for the event's page before the state keeps the timeline live.
+        const cache = currentCache();
+        if (cache?.runId === runId && !cache.peek(seq)) {
+          await cache.fetch(seq);
+          if (get().runId !== runId || get().seq !== seq) {
+            lastKey = '';
+            continue;
+          }
+        }
         const [at, ch] = await Promise.all([
           callOptional('state.at', { run_id: runId, seq }),
           callOptional('state.changes', { run_id: runId, seq }),

@@ -40,6 +40,7 @@ export function startSync(): () => void {
       const st = useApp.getState();
       if (p.command === 'open-run' && p.run_id) st.selectRun(p.run_id);
       else if (p.command === 'compare' && p.run_id) st.setCompareWith(p.run_id);
+      else if (p.command === 'export-bundle') st.openExportDialog(p.run_id ?? null);
     }),
     subscribe('job.progress', (p) => {
       useApp.getState().onJob(p);

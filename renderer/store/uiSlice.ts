@@ -1,7 +1,8 @@
 import type { StateCreator } from 'zustand';
 import type { AppState } from './index';
 
-export type Overlay = 'goto' | 'search' | 'filter' | 'tasks' | 'help' | null;
+export type Overlay =
+  'goto' | 'search' | 'filter' | 'tasks' | 'help' | 'export-bundle' | 'open-bundle' | null;
 
 export interface UiSlice {
   overlay: Overlay;

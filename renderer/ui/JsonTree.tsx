@@ -1,4 +1,4 @@
-import { memo, useState } from 'react';
+import { memo, useState, type ReactNode } from 'react';
 
 const SIMPLE_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ID_KEYS = ['call_id', 'path', 'seq'] as const;
@@ -43,11 +43,55 @@ export function marksFor(paths: readonly string[]): Marks {
   return { exact, within };
 }
 
+const PLACEHOLDER = /\[REDACTED:[A-Za-z0-9_.:-]{1,100}#\d+\]/g;
+
+/** A redaction, shown as what it is rather than as data: `[REDACTED:<rule>#<n>]` or a reduced text. */
+function RedactedPill({ label, title }: { label: string; title: string }) {
+  return (
+    <span className="j-redacted" data-testid="redacted" title={title}>
+      {label}
+    </span>
+  );
+}
+
+/** `{ redacted: "<rule>", length: n, sha256?: "…" }`: a long text the share profile left out. */
+export function redactedObject(
+  value: unknown,
+): { rule: string; length: number; sha256: string | null } | null {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return null;
+  const o = value as Record<string, unknown>;
+  if (typeof o.redacted !== 'string' || typeof o.length !== 'number') return null;
+  for (const k of Object.keys(o)) if (k !== 'redacted' && k !== 'length' && k !== 'sha256') return null;
+  if (o.sha256 !== undefined && typeof o.sha256 !== 'string') return null;
+  return { rule: o.redacted, length: o.length, sha256: typeof o.sha256 === 'string' ? o.sha256 : null };
+}
+
+function StringValue({ value }: { value: string }) {
+  if (!value.includes('[REDACTED:')) return <span className="j-str">{JSON.stringify(value)}</span>;
+  const parts: ReactNode[] = [];
+  let last = 0;
+  for (const m of value.matchAll(PLACEHOLDER)) {
+    const at = m.index;
+    if (at > last) parts.push(JSON.stringify(value.slice(last, at)).slice(1, -1));
+    parts.push(
+      <RedactedPill
+        key={at}
+        label={m[0]}
+        title={`redacted by rule ${m[0].slice(10, m[0].indexOf('#'))}; the same value has the same placeholder`}
+      />,
+    );
+    last = at + m[0].length;
+  }
+  if (parts.length === 0) return <span className="j-str">{JSON.stringify(value)}</span>;
+  if (last < value.length) parts.push(JSON.stringify(value.slice(last)).slice(1, -1));
+  return <span className="j-str">&quot;{parts}&quot;</span>;
+}
+
 function Scalar({ value }: { value: unknown }) {
   if (value === null) return <span className="j-null">null</span>;
   switch (typeof value) {
     case 'string':
-      return <span className="j-str">{JSON.stringify(value)}</span>;
+      return <StringValue value={value} />;
     case 'number':
       return <span className="j-num">{String(value)}</span>;
     case 'boolean':
@@ -76,6 +120,20 @@ const Node = memo(function Node({ name, value, path, depth, openDepth, marks }: 
   const label =
     name === null ? null : <span className={typeof name === 'number' ? 'j-index' : 'j-key'}>{name}</span>;
   const cls = `j-node${changed ? ' j-changed' : ''}${inside ? ' j-within' : ''}`;
+  const red = isObj ? redactedObject(value) : null;
+  if (red) {
+    return (
+      <div className={cls} data-path={path}>
+        {label}
+        {label && <span className="j-colon">: </span>}
+        <RedactedPill
+          label={`[REDACTED:${red.rule}] ${red.length.toLocaleString()} chars`}
+          title={`text left out by rule ${red.rule}: ${red.length} characters${red.sha256 ? `, sha256 ${red.sha256}` : ''}`}
+        />
+        {red.sha256 && <span className="j-redacted-hash"> sha256:{red.sha256.slice(0, 12)}…</span>}
+      </div>
+    );
+  }
   if (!isObj) {
     return (
       <div className={cls} data-path={path}>

@@ -47,8 +47,20 @@ export const NOTABLE_KINDS = [
   'run_failed',
 ];
 
+/** A text a bundle's share profile left out reads as such, not as its JSON. */
+function redactedText(v: object): string | null {
+  const o = v as Record<string, unknown>;
+  return typeof o.redacted === 'string' && typeof o.length === 'number'
+    ? `[REDACTED:${o.redacted}, ${o.length} chars]`
+    : null;
+}
+
 const str = (v: unknown): string =>
-  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
+  typeof v === 'string'
+    ? v
+    : v === undefined || v === null
+      ? ''
+      : (typeof v === 'object' && redactedText(v)) || JSON.stringify(v);
 
 function clip(s: string, n = 120): string {
   const one = s.replace(/\s+/g, ' ').trim();

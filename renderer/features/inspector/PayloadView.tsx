@@ -52,10 +52,15 @@ function useRelated(ev: StoredEvent | undefined): Related[] {
       .filter((e) => callIdOf(e) === callId)
       .map((e) => ({ seq: e.seq, kind: e.kind }));
   }, [callId, seq]);
+  // The whole call is usually on the loaded pages; only a call cut by them needs a search
+  // (which scans the run: on a big one it holds the service for a while).
+  const complete =
+    near.some((r) => r.kind === 'model_proposed') &&
+    near.some((r) => r.kind === 'tool_returned' || r.kind === 'tool_timed_out' || r.kind === 'action_denied');
   const [found, setFound] = useState<{ key: string; list: Related[] } | null>(null);
   const key = `${runId}/${callId}`;
   useEffect(() => {
-    if (!callId || !runId) return;
+    if (!callId || !runId || complete) return;
     let live = true;
     // Stepping fast should not search on every row: wait until the selection settles.
     const t = setTimeout(async () => {
@@ -72,12 +77,12 @@ function useRelated(ev: StoredEvent | undefined): Related[] {
         if (e && callIdOf(e) === callId) list.push({ seq: e.seq, kind: e.kind });
       }
       if (live) setFound({ key, list });
-    }, 150);
+    }, 400);
     return () => {
       live = false;
       clearTimeout(t);
     };
-  }, [callId, runId, key]);
+  }, [callId, runId, key, seq, complete]);
   return useMemo(() => {
     const all = new Map<number, Related>();
     for (const r of near) all.set(r.seq, r);

@@ -3,9 +3,22 @@ import { useApp } from '../../store';
 import { durationMs, visibleRuns, type RunsSort } from '../../store/runsSlice';
 import type { RunSummary } from '../../api/types';
 import { ErrorBox } from '../../ui/ErrorBox';
+import { available } from '../../api/api';
+import { bundleMetaOf } from '../bundle/bundleMeta';
 import { formatMs } from '../../ui/kinds';
 
 function Integrity({ run }: { run: RunSummary }) {
+  const bundle = bundleMetaOf(run);
+  if (run.source === 'bundle' && (!bundle || bundle.verdict.integrity === 'failed'))
+    return (
+      <span
+        className="badge bad"
+        data-testid="integrity"
+        title="the bundle this run came from failed verification"
+      >
+        tampered
+      </span>
+    );
   if (run.findings > 0)
     return (
       <span className="badge bad" data-testid="integrity" title="problems found in this run's events">
@@ -85,6 +98,7 @@ export function RunList() {
   const setFilter = useApp((s) => s.setRunsFilter);
   const setSort = useApp((s) => s.setRunsSort);
   const loadRuns = useApp((s) => s.loadRuns);
+  const openOpenBundle = useApp((s) => s.openOpenBundleDialog);
   const shown = useMemo(() => (runs ? visibleRuns(runs, filter, sort) : []), [runs, filter, sort]);
 
   return (
@@ -113,7 +127,20 @@ export function RunList() {
         </select>
       </div>
       <div className="runlist-count dim">
-        {runs ? `${shown.length}${shown.length !== runs.length ? ` of ${runs.length}` : ''} runs` : ''}
+        <span>
+          {runs ? `${shown.length}${shown.length !== runs.length ? ` of ${runs.length}` : ''} runs` : ''}
+        </span>
+        <span className="spacer" />
+        <button
+          type="button"
+          className="btn small ghost"
+          data-testid="open-bundle"
+          disabled={!available('bundle.open')}
+          title="Open an audit bundle (.zip) from this folder, read-only"
+          onClick={() => openOpenBundle()}
+        >
+          Open bundle…
+        </button>
       </div>
       {runsError && <ErrorBox error={runsError} what="Listing runs" onRetry={() => void loadRuns()} />}
       {runs === null && !runsError && (

@@ -8,6 +8,7 @@ import { useTimelineKeys } from '../timeline/useKeyboard';
 import { GotoBox, HelpBox, KindFilter, SearchBox } from '../timeline/Overlays';
 import { PayloadView } from '../inspector/PayloadView';
 import { StateView } from '../inspector/StateView';
+import { BundleBanner } from '../bundle/BundleBanner';
 
 function SeqIndicator() {
   const seq = useApp((s) => s.seq);
@@ -83,8 +84,12 @@ function RunHeader() {
   const runFindings = useApp((s) => s.findings);
   const [showFindings, setShowFindings] = useState(false);
   const replay = useApp((s) => (s.replayResult?.run_id === s.runId ? s.replayResult : null));
+  const openExport = useApp((s) => s.openExportDialog);
+  // A run opened from a bundle is evidence: it can be read and exported again, never re-executed.
+  const readOnly = run?.source === 'bundle';
   return (
     <div className="run-header">
+      {run?.source === 'bundle' && <BundleBanner run={run} />}
       <div className="run-title">
         <span className={`status-dot st-${run?.status ?? 'unknown'}`} />
         <h2 className="mono" data-testid="run-title">
@@ -107,33 +112,55 @@ function RunHeader() {
           </button>
         )}
         <span className="spacer" />
+        {readOnly ? (
+          <span
+            className="chip"
+            data-testid="read-only"
+            title="opened from a bundle: nothing can be re-executed"
+          >
+            read-only
+          </span>
+        ) : (
+          <>
+            <button
+              type="button"
+              className="btn small"
+              data-testid="rerun-button"
+              disabled={busy || !available('run.rerun')}
+              title={
+                available('run.rerun')
+                  ? 'Run the same task again with the same agent settings'
+                  : 'run.rerun is not available yet'
+              }
+              onClick={() => void rerun('rerun')}
+            >
+              ↻ Rerun
+            </button>
+            <button
+              type="button"
+              className="btn small"
+              data-testid="replay-button"
+              disabled={busy || !available('run.replay')}
+              title={
+                available('run.replay')
+                  ? 'Re-execute with the recorded model outputs'
+                  : 'run.replay is not available yet'
+              }
+              onClick={() => void rerun('replay')}
+            >
+              ⟲ Replay
+            </button>
+          </>
+        )}
         <button
           type="button"
           className="btn small"
-          data-testid="rerun-button"
-          disabled={busy || !available('run.rerun')}
-          title={
-            available('run.rerun')
-              ? 'Run the same task again with the same agent settings'
-              : 'run.rerun is not available yet'
-          }
-          onClick={() => void rerun('rerun')}
+          data-testid="export-bundle-button"
+          disabled={!available('bundle.export')}
+          title="Write a redacted audit bundle of this run (and others)"
+          onClick={() => openExport(runId)}
         >
-          ↻ Rerun
-        </button>
-        <button
-          type="button"
-          className="btn small"
-          data-testid="replay-button"
-          disabled={busy || !available('run.replay')}
-          title={
-            available('run.replay')
-              ? 'Re-execute with the recorded model outputs'
-              : 'run.replay is not available yet'
-          }
-          onClick={() => void rerun('replay')}
-        >
-          ⟲ Replay
+          ⇪ Export bundle…
         </button>
         <CompareControl runId={runId} />
       </div>
