@@ -21,7 +21,8 @@ export function runDir(index: number, runId: string): string {
 
 /** Entry names a bundle may hold at all (before the manifest says which exactly). */
 export const TOP_LEVEL_ENTRIES: ReadonlySet<string> = new Set([MANIFEST, SIGNATURE, VERIFY_MD, REPORT]);
-export const RUN_ENTRY_RE = /^runs\/(\d{3,6}-[A-Za-z0-9._-]{1,200})\/(events\.jsonl|state\.json|redactions\.txt)$/;
+export const RUN_ENTRY_RE =
+  /^runs\/(\d{3,6}-[A-Za-z0-9._-]{1,200})\/(events\.jsonl|state\.json|redactions\.txt)$/;
 export const DIR_ENTRY_RE = /^runs\/(?:\d{3,6}-[A-Za-z0-9._-]{1,200}\/)?$/;
 
 const hex64 = z.string().regex(HASH_RE, 'must be 64 lowercase hex digits');
@@ -60,7 +61,10 @@ export const ManifestSchema = z
     /** Every entry but manifest.json and manifest.sig, with its sha256 and size. */
     files: z.record(z.string().max(300), z.object({ sha256: hex64, bytes: count }).strict()),
     /** Who signs: sealed inside the manifest so the signer cannot be swapped without breaking the signature. */
-    signer: z.object({ alg: z.literal('ed25519'), fingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/) }).strict().nullable(),
+    signer: z
+      .object({ alg: z.literal('ed25519'), fingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/) })
+      .strict()
+      .nullable(),
   })
   .strict();
 
@@ -111,5 +115,11 @@ export interface BundleVerdict {
   first_failure: { run_id: string | null; seq: number | null; reason: string } | null;
   runs: RunVerdict[];
   findings: BundleFinding[];
-  manifest: { created_at: string; app_version: string; profile: RedactionProfile; runs: number; events: number } | null;
+  manifest: {
+    created_at: string;
+    app_version: string;
+    profile: RedactionProfile;
+    runs: number;
+    events: number;
+  } | null;
 }

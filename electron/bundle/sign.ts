@@ -1,4 +1,12 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  sign,
+  verify,
+  type KeyObject,
+} from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -23,7 +31,12 @@ export interface SigningKey {
 
 /** `sha256:<hex>` of the public key's DER (SPKI) bytes. */
 export function fingerprintOf(publicKey: KeyObject): string {
-  return 'sha256:' + createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex');
+  return (
+    'sha256:' +
+    createHash('sha256')
+      .update(publicKey.export({ type: 'spki', format: 'der' }))
+      .digest('hex')
+  );
 }
 
 /** The user's Ed25519 key pair, created on first use; the private key file is readable by the owner only. */
@@ -50,7 +63,10 @@ export function loadOrCreateKeyPair(keyDir: string = defaultKeyDir()): SigningKe
   try {
     privateKey = createPrivateKey(readFileSync(privFile));
   } catch (e) {
-    throw new ProofloopError('invalid_input', `cannot read the signing key ${privFile}: ${(e as Error).message}`);
+    throw new ProofloopError(
+      'invalid_input',
+      `cannot read the signing key ${privFile}: ${(e as Error).message}`,
+    );
   }
   if (privateKey.asymmetricKeyType !== 'ed25519') {
     throw new ProofloopError('invalid_input', `${privFile} is not an Ed25519 private key`);
@@ -77,10 +93,16 @@ export function parsePublicKey(pem: string, what: string): KeyObject {
   try {
     key = createPublicKey(pem);
   } catch (e) {
-    throw new ProofloopError('invalid_input', `${what} is not a public key in PEM form: ${(e as Error).message}`);
+    throw new ProofloopError(
+      'invalid_input',
+      `${what} is not a public key in PEM form: ${(e as Error).message}`,
+    );
   }
   if (key.asymmetricKeyType !== 'ed25519') {
-    throw new ProofloopError('invalid_input', `${what} is a ${key.asymmetricKeyType ?? 'unknown'} key, not Ed25519`);
+    throw new ProofloopError(
+      'invalid_input',
+      `${what} is a ${key.asymmetricKeyType ?? 'unknown'} key, not Ed25519`,
+    );
   }
   return key;
 }

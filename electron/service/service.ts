@@ -18,7 +18,7 @@ import { bundleHandlers } from './bundle';
 import { checkFolder, ledgerHandlers } from './ledger';
 import { runnerHandlers } from './runner';
 import { stateHandlers } from './state';
-import { attachSnapshotter } from '../state/snapshots';
+import { attachSnapshotter, buildSnapshotsInBackground } from '../state';
 
 export type PushListener = <P extends PushName>(channel: P, payload: PushOf<P>) => void;
 
@@ -105,6 +105,17 @@ export class ProofloopService {
       }),
     );
     this.info = { folder: abs, runs: ledger.runs().length, imported, mirrors_repaired: repaired };
+    const snapshots = buildSnapshotsInBackground(ledger, {
+      onProgress: (p) =>
+        this.ctx.emit('job.progress', {
+          job_id: `snapshots:${p.run_id}`,
+          label: `indexing states of ${p.run_id}`,
+          done: p.done,
+          total: p.total,
+          finished: p.done >= p.total,
+        }),
+    });
+    this.detach.push(snapshots.cancel);
     if (imported.events > 0) this.ctx.emit('runs.changed', { run_ids: [] });
     return this.info;
   }

@@ -34,7 +34,7 @@ async function reportOfBundle(): Promise<{ file: string; cleanup: () => void }> 
     await exportBundle(ledger, { runIds: ['report-demo'], out });
     const b = await extractBundle(out);
     const entry = b.entries.get('report.html')!;
-    return { file: entry.file, cleanup: () => removeExtracted(b) };
+    return { file: entry.file!, cleanup: () => removeExtracted(b) };
   } finally {
     ledger.close();
   }

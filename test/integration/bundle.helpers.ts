@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
-import { Ledger } from '../../electron/ledger';
+import type { Ledger } from '../../electron/ledger';
 
 export const freshDir = (): string => mkdtempSync(join(tmpdir(), 'pl-'));
 

@@ -7,6 +7,7 @@ import { sha256Hex } from '../../electron/crypto';
 import { Ledger } from '../../electron/ledger';
 import { exportBundle, openBundle, previewBundle, verifyBundle } from '../../electron/bundle';
 import { fastEventDigest } from '../../electron/bundle/digest';
+import { storeArtifact } from '../../electron/runner/artifacts';
 import { ProofloopService } from '../../electron/service/service';
 import { main } from '../../electron/cli/main';
 import { freshDir, readZip, simpleRun } from './bundle.helpers';
@@ -120,8 +121,16 @@ function plantedRun(ledger: Ledger, runId: string): void {
     const where = i % 4;
     const call = `c${i}`;
     if (where === 0) {
+      // Full tool output goes to an artifact (redacted before it is stored), the event keeps an excerpt.
+      const art = storeArtifact(join(ledger.folder, runId), `full output\n${p.text}\n`);
       w.append('tool_invoked', { call_id: call, tool: 'shell', args: { cmd: 'env' } });
-      w.append('tool_returned', { call_id: call, status: 'ok', duration_ms: 3, excerpt: p.text });
+      w.append('tool_returned', {
+        call_id: call,
+        status: 'ok',
+        duration_ms: 3,
+        excerpt: p.text,
+        artifact: { digest: art.digest, bytes: art.bytes, redacted: art.redacted },
+      });
     } else if (where === 1) {
       w.append('file_changed', { path: 'src/config.ts', patch: `@@ -1 +1 @@\n-const x = 1;\n+${p.text}\n` });
     } else if (where === 2) {
@@ -180,6 +189,15 @@ describe('planted credentials', () => {
     }));
     expect(stored.some((s) => s.f.endsWith('ledger.db'))).toBe(true);
     expect(stored.some((s) => s.f.endsWith('events.jsonl'))).toBe(true);
+    const artifacts = ledger
+      .read('leaky-1', { kinds: ['tool_returned'] })
+      .map((e) => e.payload.artifact as { digest: string; redacted: boolean });
+    expect(artifacts.length).toBeGreaterThan(4);
+    // Five credentials were planted in tool outputs (every fourth item); their artifacts are marked redacted.
+    expect(artifacts.filter((x) => x.redacted)).toHaveLength(5);
+    for (const a of artifacts) {
+      expect(stored.some((s) => s.f.endsWith(join('artifacts', a.digest)))).toBe(true);
+    }
     for (const p of [...PLANTED, { rule: 'sensitive_key', secret: NESTED_KEY_SECRET }]) {
       for (const s of stored) expect(s.text.includes(p.secret), `${p.rule} in ${s.f}`).toBe(false);
     }
@@ -414,6 +432,15 @@ describe('open', () => {
       expect(exported.manifest.runs[0]!.events).toBe(20);
       const v = await svc.invoke('bundle.verify', { file: 'inside.zip' });
       expect(v.integrity).toBe('ok');
+      expect(await svc.invoke('bundle.info', { run_id: 'r1' })).toBeNull();
+      const opened = await svc.invoke('bundle.open', { file: 'inside.zip' });
+      expect(opened.run_ids[0]).toMatch(/^r1:bundle-/);
+      const info = await svc.invoke('bundle.info', { run_id: opened.run_ids[0]! });
+      expect(info).toMatchObject({
+        run_id: 'r1',
+        renamed_from: 'r1',
+        verdict: { integrity: 'ok', signature: 'absent' },
+      });
       const outside = await svc.call('bundle.verify', { file: '../cli.zip' });
       expect(outside).toMatchObject({ ok: false, error: { code: 'forbidden_path' } });
     } finally {

@@ -1,0 +1,541 @@
+import type { KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ZERO_HASH, type LedgerEvent } from '../../shared/protocol';
+import { ProofloopError } from '../../shared/result';
+import { analyzeFile } from './lines';
+import {
+  MANIFEST,
+  ManifestSchema,
+  REPORT,
+  SIGNATURE,
+  SignatureFileSchema,
+  VERIFY_MD,
+  type BundleFinding,
+  type BundleManifest,
+  type BundleVerdict,
+  type Completeness,
+  type ManifestRun,
+  type RunVerdict,
+  type SignatureVerdict,
+} from './format';
+import {
+  defaultKeyDir,
+  existingPublicKey,
+  fingerprintOf,
+  loadPublicKeyFile,
+  parsePublicKey,
+  signatureHolds,
+} from './sign';
+import {
+  DEFAULT_LIMITS,
+  withExtractedBundle,
+  type ExtractedBundle,
+  type ExtractedEntry,
+  type ZipLimits,
+} from './zip-read';
+
+export interface VerifyOptions {
+  /** The signer's public key: a PEM file path or a key object. Pins who must have signed. */
+  key?: string | KeyObject;
+  /** The user's key folder: a bundle signed with the user's own key counts as pinned. */
+  keyDir?: string;
+  limits?: ZipLimits;
+  /** Worker threads for the digests (default: 2 for an events file of 8 MiB or more, else none). */
+  workers?: number;
+}
+
+const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+
+function fileOf(e: ExtractedEntry): string {
+  if (e.file === null)
+    throw new ProofloopError('internal', `${e.name} was not kept when the bundle was read`);
+  return e.file;
+}
+
+function invalid(file: string, message: string): ProofloopError {
+  return new ProofloopError('invalid_input', `${path.basename(file)} is not a valid bundle: ${message}`);
+}
+
+/** Parses and validates manifest.json (its exact bytes are what the signature covers). */
+export function readManifest(file: string, b: ExtractedBundle): { manifest: BundleManifest; bytes: Buffer } {
+  const entry = b.entries.get(MANIFEST);
+  if (!entry) throw invalid(file, 'it has no manifest.json');
+  if (entry.bytes > MAX_MANIFEST_BYTES)
+    throw invalid(file, `manifest.json is larger than ${MAX_MANIFEST_BYTES} bytes`);
+  const bytes = readFileSync(fileOf(entry));
+  let raw: unknown;
+  try {
+    raw = JSON.parse(bytes.toString('utf8'));
+  } catch (e) {
+    throw invalid(file, `manifest.json is not JSON: ${(e as Error).message}`);
+  }
+  const parsed = ManifestSchema.safeParse(raw);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    throw invalid(file, `manifest.json: ${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
+  }
+  const m = parsed.data;
+  const ids = new Set<string>();
+  const dirs = new Set<string>();
+  const expected = new Set<string>([VERIFY_MD, REPORT]);
+  for (const r of m.runs) {
+    if (ids.has(r.run_id)) throw invalid(file, `manifest.json names run ${r.run_id} twice`);
+    if (dirs.has(r.dir)) throw invalid(file, `manifest.json gives two runs the folder ${r.dir}`);
+    ids.add(r.run_id);
+    dirs.add(r.dir);
+    for (const f of ['events.jsonl', 'state.json', 'redactions.txt']) expected.add(`${r.dir}/${f}`);
+  }
+  for (const name of Object.keys(m.files)) {
+    if (!expected.has(name))
+      throw invalid(file, `manifest.json lists ${JSON.stringify(name)}, which no bundle holds`);
+  }
+  for (const name of expected) {
+    if (!m.files[name]) throw invalid(file, `manifest.json does not list ${name}`);
+  }
+  for (const name of b.entries.keys()) {
+    if (name !== MANIFEST && name !== SIGNATURE && !expected.has(name)) {
+      throw invalid(file, `entry ${JSON.stringify(name)} is not listed in manifest.json`);
+    }
+  }
+  return { manifest: m, bytes };
+}
+
+function parseRedactions(file: string | undefined): { map: Map<number, string>; problem: string | null } {
+  const map = new Map<number, string>();
+  if (!file) return { map, problem: null };
+  const text = readFileSync(file, 'utf8');
+  let n = 0;
+  for (const line of text.split('\n')) {
+    n += 1;
+    if (line === '') continue;
+    const m = /^(\d{1,15}) ([0-9a-f]{64})$/.exec(line);
+    if (!m) return { map, problem: `redactions.txt line ${n} is not "<seq> <sha256>"` };
+    const seq = Number(m[1]);
+    if (map.has(seq)) return { map, problem: `redactions.txt lists seq ${seq} twice` };
+    map.set(seq, m[2]!);
+  }
+  return { map, problem: null };
+}
+
+interface RunCheck {
+  verdict: RunVerdict;
+  findings: BundleFinding[];
+}
+
+/** Parsed events of a run, in file order, for openBundle (only lines that are valid envelopes). */
+export type EventSink = (e: LedgerEvent, digest: string) => void;
+
+async function checkRun(
+  opts: VerifyOptions,
+  b: ExtractedBundle,
+  manifest: BundleManifest,
+  run: ManifestRun,
+  sink: EventSink | undefined,
+): Promise<RunCheck> {
+  const findings: BundleFinding[] = [];
+  const add = (aspect: BundleFinding['aspect'], code: string, seq: number | null, message: string) => {
+    // A file altered throughout would report every line; a thousand per run say enough.
+    if (findings.length < 1000 || aspect === 'completeness')
+      findings.push({ run_id: run.run_id, seq, aspect, code, message });
+  };
+  const eventsName = `${run.dir}/events.jsonl`;
+  const entry = b.entries.get(eventsName);
+  const verdict: RunVerdict = {
+    run_id: run.run_id,
+    events: 0,
+    last_seq: 0,
+    head_hash: ZERO_HASH,
+    integrity: 'ok',
+    completeness: 'ok',
+  };
+  if (!entry) {
+    add(
+      'completeness',
+      'run_missing',
+      null,
+      `${eventsName} is missing: the run's ${run.events} events are not in the bundle`,
+    );
+    verdict.completeness = 'failed';
+    return { verdict, findings };
+  }
+  const redactionsEntry = b.entries.get(`${run.dir}/redactions.txt`);
+  const red = parseRedactions(redactionsEntry ? fileOf(redactionsEntry) : undefined);
+  if (red.problem) add('integrity', 'redactions_invalid', null, red.problem);
+
+  let count = 0;
+  let lastSeq = 0;
+  let expectSeq = 1;
+  let prevHash = ZERO_HASH;
+  let firstHash: string | null = null;
+  let structural = false;
+  let chainFindings = 0;
+  const chainFinding = (code: string, seq: number, message: string) => {
+    // A broken chain reports at every later line; the first hundred say enough.
+    if (++chainFindings <= 100) add('integrity', code, seq, message);
+  };
+  const seen = new Set<number>();
+  try {
+    outer: for await (const batch of analyzeFile(fileOf(entry), entry.bytes, run.run_id, {
+      keep: sink !== undefined,
+      workers: opts.workers,
+    })) {
+      if ('truncated' in batch) {
+        add(
+          'integrity',
+          'truncated_line',
+          lastSeq + 1,
+          `line ${count + 1} is cut off (no newline at the end of the file)`,
+        );
+        structural = true;
+        break;
+      }
+      for (let i = 0; i < batch.count; i++) {
+        const seq = batch.seqs[i]!;
+        const lineNo = count + 1;
+        if (seq !== expectSeq) {
+          const code =
+            seq < expectSeq ? (seq === expectSeq - 1 ? 'seq_duplicate' : 'seq_out_of_order') : 'seq_gap';
+          chainFinding(code, seq, `line ${lineNo}: expected seq ${expectSeq}, found ${seq}`);
+        }
+        if (batch.prevs[i] !== prevHash) {
+          chainFinding('chain_broken', seq, `prev of seq ${seq} is not the hash of the event before it`);
+        }
+        if (!batch.linkOk[i]) {
+          chainFinding(
+            'chain_broken',
+            seq,
+            `seq ${seq}: content does not match its hash (altered after it was written)`,
+          );
+        }
+        if (!batch.runIdOk[i])
+          add(
+            'integrity',
+            'run_id_mismatch',
+            seq,
+            `line ${lineNo} belongs to another run than ${run.run_id}`,
+          );
+        const listed = red.map.get(seq);
+        if (batch.carried[i]) {
+          if (listed === undefined) {
+            add(
+              'integrity',
+              'redaction_unlisted',
+              seq,
+              `seq ${seq} carries a digest but is not a listed redaction`,
+            );
+          } else if (batch.lineHashes[i] !== listed) {
+            add('integrity', 'redacted_line_altered', seq, `seq ${seq} (redacted) was altered after export`);
+          }
+        } else if (listed !== undefined) {
+          add(
+            'integrity',
+            'redaction_missing',
+            seq,
+            `seq ${seq} is listed as redacted but carries no digest`,
+          );
+        }
+        prevHash = batch.hashes[i]!;
+        expectSeq = Math.max(expectSeq, seq + 1);
+        if (count === 0) firstHash = prevHash;
+        count += 1;
+        lastSeq = Math.max(lastSeq, seq);
+        const again = seen.has(seq);
+        seen.add(seq);
+        if (sink && !again) sink(batch.events![i]!, batch.digests![i]!);
+      }
+      if (batch.problem) {
+        add('integrity', batch.problem.code, lastSeq + 1, `line ${count + 1}: ${batch.problem.message}`);
+        structural = true;
+        break outer;
+      }
+    }
+  } catch (e) {
+    add('integrity', 'unreadable', lastSeq + 1, `${eventsName}: ${(e as Error).message}`);
+    structural = true;
+  }
+  // A seq missing inside the run (a deleted line) is both: the file was altered, and an event is missing.
+  if (seen.size < lastSeq) {
+    let missing = 1;
+    while (seen.has(missing)) missing += 1;
+    add(
+      'completeness',
+      'events_missing',
+      missing,
+      `seq ${missing} is missing (${lastSeq - seen.size} seqs missing up to seq ${lastSeq})`,
+    );
+  }
+  const head = { seq: expectSeq - 1, hash: prevHash };
+  verdict.events = count;
+  verdict.last_seq = lastSeq;
+  verdict.head_hash = head.hash;
+
+  if (count > 0 && run.first_hash !== null && firstHash !== run.first_hash) {
+    add(
+      'integrity',
+      'first_hash_mismatch',
+      1,
+      `seq 1 is not the first event the manifest names: a different run`,
+    );
+  }
+  // Listed redactions beyond the end belong to a missing tail; inside it, they must be present.
+  for (const seq of red.map.keys()) {
+    if (seq <= lastSeq && !seen.has(seq))
+      add('integrity', 'redaction_missing', seq, `listed redacted seq ${seq} is not in the file`);
+  }
+  const intact = !findings.some((f) => f.aspect === 'integrity');
+  if (!structural) {
+    if (lastSeq < run.last_seq || count < run.events) {
+      add(
+        'completeness',
+        'tail_missing',
+        lastSeq + 1,
+        `events after seq ${lastSeq} are missing: the manifest says the run ends at seq ${run.last_seq} (${run.events} events)`,
+      );
+    } else if (lastSeq > run.last_seq || count > run.events) {
+      add(
+        'integrity',
+        'extra_events',
+        run.last_seq + 1,
+        `events after seq ${run.last_seq} are not in the manifest`,
+      );
+    } else if (head.hash !== run.head_hash) {
+      add(
+        'integrity',
+        'head_mismatch',
+        lastSeq,
+        `the events end in hash ${head.hash.slice(0, 16)}…, the manifest says ${run.head_hash.slice(0, 16)}…`,
+      );
+    }
+  }
+  // The file's own hash: a mismatch explained by a cut-off tail of intact events is a completeness matter.
+  const meta = manifest.files[eventsName];
+  const truncatedOnly =
+    intact && findings.some((f) => f.code === 'tail_missing') && entry.bytes < (meta?.bytes ?? 0);
+  if (meta && (meta.sha256 !== entry.sha256 || meta.bytes !== entry.bytes) && !truncatedOnly && intact) {
+    add('integrity', 'file_hash_mismatch', null, `${eventsName} does not match its sha256 in the manifest`);
+  }
+  const red2 = redactionsEntry && manifest.files[`${run.dir}/redactions.txt`];
+  if (red2 && (red2.sha256 !== redactionsEntry.sha256 || red2.bytes !== redactionsEntry.bytes)) {
+    add(
+      'integrity',
+      'file_hash_mismatch',
+      null,
+      `${run.dir}/redactions.txt does not match its sha256 in the manifest`,
+    );
+  }
+  verdict.integrity = findings.some((f) => f.aspect === 'integrity') ? 'failed' : 'ok';
+  verdict.completeness = findings.some((f) => f.aspect === 'completeness') ? 'failed' : 'ok';
+  return { verdict, findings };
+}
+
+function checkSignature(
+  manifest: BundleManifest,
+  bytes: Buffer,
+  b: ExtractedBundle,
+  opts: VerifyOptions,
+): { signature: SignatureVerdict; signer: BundleVerdict['signer']; findings: BundleFinding[] } {
+  const findings: BundleFinding[] = [];
+  const note = (aspect: BundleFinding['aspect'], code: string, message: string) =>
+    findings.push({ run_id: null, seq: null, aspect, code, message });
+  const pinnedKey =
+    opts.key === undefined ? null : typeof opts.key === 'string' ? loadPublicKeyFile(opts.key) : opts.key;
+  const sigEntry = b.entries.get(SIGNATURE);
+  if (!sigEntry) {
+    if (manifest.signer) {
+      note(
+        'signature',
+        'signature_missing',
+        `the manifest names signer ${manifest.signer.fingerprint} but manifest.sig is missing`,
+      );
+      return { signature: 'invalid', signer: null, findings };
+    }
+    if (pinnedKey) note('signature', 'not_signed', 'a key was given, but the bundle is not signed');
+    return { signature: 'absent', signer: null, findings };
+  }
+  let sig;
+  try {
+    if (sigEntry.bytes > 64 * 1024) throw new Error('larger than 64 KiB');
+    const parsed = SignatureFileSchema.safeParse(JSON.parse(readFileSync(fileOf(sigEntry), 'utf8')));
+    if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid');
+    sig = parsed.data;
+  } catch (e) {
+    note('signature', 'signature_unreadable', `manifest.sig cannot be read: ${(e as Error).message}`);
+    return { signature: 'invalid', signer: null, findings };
+  }
+  if (manifest.signer && manifest.signer.fingerprint !== sig.fingerprint) {
+    note('signature', 'signer_mismatch', 'manifest.sig names another key than the manifest does');
+    return { signature: 'invalid', signer: { fingerprint: sig.fingerprint, pinned: false }, findings };
+  }
+  if (pinnedKey) {
+    const fp = fingerprintOf(pinnedKey);
+    if (fp !== sig.fingerprint) {
+      note('signature', 'wrong_key', `signed by ${sig.fingerprint}, not by the given key ${fp}`);
+      return { signature: 'wrong_key', signer: { fingerprint: sig.fingerprint, pinned: false }, findings };
+    }
+    const ok = signatureHolds(bytes, sig.signature, pinnedKey);
+    if (!ok)
+      note(
+        'signature',
+        'signature_invalid',
+        'the signature does not match manifest.json: the manifest was altered',
+      );
+    return { signature: ok ? 'valid' : 'invalid', signer: { fingerprint: fp, pinned: true }, findings };
+  }
+  let embedded: KeyObject;
+  try {
+    embedded = parsePublicKey(sig.public_key, 'the public key in manifest.sig');
+  } catch (e) {
+    note('signature', 'signature_unreadable', (e as Error).message);
+    return { signature: 'invalid', signer: null, findings };
+  }
+  if (fingerprintOf(embedded) !== sig.fingerprint) {
+    note(
+      'signature',
+      'signer_mismatch',
+      'the public key in manifest.sig does not have the fingerprint it claims',
+    );
+    return { signature: 'invalid', signer: { fingerprint: sig.fingerprint, pinned: false }, findings };
+  }
+  const ok = signatureHolds(bytes, sig.signature, embedded);
+  if (!ok) {
+    note(
+      'signature',
+      'signature_invalid',
+      'the signature does not match manifest.json: the manifest was altered',
+    );
+    return { signature: 'invalid', signer: { fingerprint: sig.fingerprint, pinned: false }, findings };
+  }
+  const own = existingPublicKey(opts.keyDir ?? defaultKeyDir());
+  const pinned = own !== null && fingerprintOf(own) === sig.fingerprint;
+  if (!pinned) {
+    note(
+      'note',
+      'signer_not_pinned',
+      `signed by ${sig.fingerprint}, a key that was not given with --key: anyone can sign with a key of their own`,
+    );
+  }
+  return { signature: 'valid', signer: { fingerprint: sig.fingerprint, pinned }, findings };
+}
+
+/** Entries verification reads back; the others (report, VERIFY.md, states) are only hashed. */
+export const needsBytes = (name: string): boolean =>
+  name === MANIFEST ||
+  name === SIGNATURE ||
+  name.endsWith('/events.jsonl') ||
+  name.endsWith('/redactions.txt');
+
+export interface VerifyInternals {
+  manifest: BundleManifest;
+  /** Called per run before its events, then per valid event line (for openBundle). */
+  onRun?: (run: ManifestRun) => EventSink | undefined;
+}
+
+/**
+ * Verifies a bundle trusting nothing in it but the math: entries and manifest (structural problems
+ * throw a clear `invalid_input` error), the signature, every file's sha256, and per run seq
+ * continuity, the chain (recomputed, or a redacted event's carried digest) and redacted lines,
+ * counts and head hashes against the manifest. Integrity and completeness are reported apart.
+ */
+export async function verifyBundle(
+  file: string,
+  opts: VerifyOptions = {},
+  hooks: { onRun?: (run: ManifestRun, manifest: BundleManifest) => EventSink | undefined } = {},
+): Promise<BundleVerdict> {
+  const abs = path.resolve(file);
+  return withExtractedBundle(
+    abs,
+    opts.limits ?? DEFAULT_LIMITS,
+    (b) => verifyExtracted(abs, b, opts, hooks),
+    needsBytes,
+  );
+}
+
+export async function verifyExtracted(
+  file: string,
+  b: ExtractedBundle,
+  opts: VerifyOptions,
+  hooks: { onRun?: (run: ManifestRun, manifest: BundleManifest) => EventSink | undefined } = {},
+): Promise<BundleVerdict> {
+  const { manifest, bytes } = readManifest(file, b);
+  const sig = checkSignature(manifest, bytes, b, opts);
+  const findings: BundleFinding[] = [];
+  const runs: RunVerdict[] = [];
+  for (const run of manifest.runs) {
+    const r = await checkRun(opts, b, manifest, run, hooks.onRun?.(run, manifest));
+    runs.push(r.verdict);
+    findings.push(...r.findings);
+  }
+  for (const name of [VERIFY_MD, REPORT, ...manifest.runs.map((r) => `${r.dir}/state.json`)]) {
+    const e = b.entries.get(name);
+    const meta = manifest.files[name]!;
+    const runId = manifest.runs.find((r) => name.startsWith(r.dir + '/'))?.run_id ?? null;
+    if (!e)
+      findings.push({
+        run_id: runId,
+        seq: null,
+        aspect: 'completeness',
+        code: 'file_missing',
+        message: `${name} is missing`,
+      });
+    else if (e.sha256 !== meta.sha256 || e.bytes !== meta.bytes) {
+      findings.push({
+        run_id: runId,
+        seq: null,
+        aspect: 'integrity',
+        code: 'file_hash_mismatch',
+        message: `${name} does not match its sha256 in the manifest`,
+      });
+    }
+  }
+  findings.push(...sig.findings);
+
+  const integrity =
+    findings.some((f) => f.aspect === 'integrity') || sig.signature === 'invalid' ? 'failed' : 'ok';
+  let completeness: Completeness;
+  if (findings.some((f) => f.aspect === 'completeness')) completeness = 'failed';
+  else if (sig.signature === 'valid' && sig.signer?.pinned) completeness = 'ok';
+  else {
+    completeness = 'unknown';
+    findings.push({
+      run_id: null,
+      seq: null,
+      aspect: 'note',
+      code: 'completeness_unproven',
+      message:
+        sig.signature === 'valid'
+          ? 'the signer is not pinned (--key): a cut-off tail with a re-signed manifest cannot be ruled out'
+          : 'the manifest is not signed by a trusted key: a chain alone cannot show that the tail was cut off',
+    });
+  }
+  const failing = findings.filter((f) => f.aspect !== 'note');
+  const runOrder = new Map(manifest.runs.map((r, i) => [r.run_id, i]));
+  failing.sort((x, y) => {
+    const rx = x.run_id === null ? Infinity : (runOrder.get(x.run_id) ?? Infinity);
+    const ry = y.run_id === null ? Infinity : (runOrder.get(y.run_id) ?? Infinity);
+    if (rx !== ry) return rx - ry;
+    return (x.seq ?? Infinity) - (y.seq ?? Infinity);
+  });
+  const first = failing[0];
+  const sigOk = sig.signature === 'valid' || (sig.signature === 'absent' && opts.key === undefined);
+  return {
+    ok: integrity === 'ok' && completeness !== 'failed' && sigOk,
+    file,
+    integrity,
+    completeness,
+    signature: sig.signature,
+    signer: sig.signer,
+    first_failure: first
+      ? { run_id: first.run_id, seq: first.seq, reason: `${first.code}: ${first.message}` }
+      : null,
+    runs,
+    findings,
+    manifest: {
+      created_at: manifest.created_at,
+      app_version: manifest.app.version,
+      profile: manifest.profile,
+      runs: manifest.runs.length,
+      events: manifest.runs.reduce((n, r) => n + r.events, 0),
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { bundleRunInfo, exportBundle, openBundle, previewBundle, verifyBundle } from '../bundle';
+import { resolveInside } from '../fs/paths';
+import type { ServiceContext } from './context';
+import type { Handler as H } from './handler';
+
+/** Paths from the renderer are untrusted: bundles and keys are read and written inside the open folder only. */
+export function bundleHandlers(ctx: ServiceContext) {
+  const preview: H<'bundle.preview'> = ({ run_ids, profile }) =>
+    previewBundle(ctx.ledger(), run_ids, profile);
+  const exp: H<'bundle.export'> = async ({ run_ids, out, profile, sign, force }) => {
+    const file = resolveInside(ctx.folder(), out, 'out');
+    const r = await exportBundle(ctx.ledger(), { runIds: run_ids, out: file, profile, sign, force });
+    const m = r.manifest;
+    return {
+      file: r.file,
+      bytes: r.bytes,
+      sha256: r.sha256,
+      manifest: {
+        created_at: m.created_at,
+        profile: m.profile,
+        signed: m.signer !== null,
+        signer: m.signer?.fingerprint ?? null,
+        events_redacted: m.redaction.events_redacted,
+        rules: m.redaction.rules,
+        runs: m.runs.map((x) => ({
+          run_id: x.run_id,
+          events: x.events,
+          head_hash: x.head_hash,
+          redacted_events: x.redacted_events,
+        })),
+      },
+    };
+  };
+  const verify: H<'bundle.verify'> = ({ file, key }) =>
+    verifyBundle(resolveInside(ctx.folder(), file, 'file'), {
+      key: key ? resolveInside(ctx.folder(), key, 'key') : undefined,
+    });
+  const open: H<'bundle.open'> = async ({ file }) => {
+    const r = await openBundle(ctx.ledger(), resolveInside(ctx.folder(), file, 'file'));
+    ctx.emit('runs.changed', { run_ids: r.run_ids });
+    return { run_ids: r.run_ids, verdict: r.verdict };
+  };
+  const info: H<'bundle.info'> = ({ run_id }) => bundleRunInfo(ctx.ledger(), run_id);
+  return {
+    'bundle.info': info,
+    'bundle.preview': preview,
+    'bundle.export': exp,
+    'bundle.verify': verify,
+    'bundle.open': open,
+  };
+}
