@@ -83,7 +83,8 @@ export async function benchUi(n = 1_000_000) {
       agent: { name: 'sim', variant: 'looping', seed: 1 },
       budget: { steps: n },
     });
-    for (let i = 1; i < n; i += 10_000) w.appendBatch(makeEvents(i, Math.min(10_000, n - i)));
+    for (let i = 1; i < n - 1; i += 10_000) w.appendBatch(makeEvents(i, Math.min(10_000, n - 1 - i)));
+    w.append('run_completed', { outcome: 'failed' });
     w.close();
     ledger.close();
 

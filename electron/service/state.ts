@@ -5,10 +5,11 @@ import type { Handler as H } from './handler';
 /** Handlers of shared/api/state.ts: state at a seq, what changed at a seq, and the diff of two runs. */
 export function stateHandlers(getLedger: () => Ledger) {
   const at: H<'state.at'> = ({ run_id, seq, full }) => {
-    const r = stateAt(getLedger(), run_id, seq, { full: full ?? false });
+    const r = stateAt(getLedger(), run_id, seq, { full: full ?? false, recent: true });
     return { seq: r.seq, state: r.state, via: r.via, folded: r.folded };
   };
-  const changes: H<'state.changes'> = ({ run_id, seq }) => changesAt(getLedger(), run_id, seq);
+  const changes: H<'state.changes'> = ({ run_id, seq }) =>
+    changesAt(getLedger(), run_id, seq, { recent: true });
   const diff: H<'runs.diff'> = ({ left, right }) => diffRuns(getLedger(), left, right);
   return { 'state.at': at, 'state.changes': changes, 'runs.diff': diff };
 }

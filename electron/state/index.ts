@@ -1,1 +1,2 @@
 export * from './snapshots';
+export { buildSnapshotsInBackground, type BackgroundProgress } from './background';

@@ -46,7 +46,7 @@ export interface StateAt {
   seq: number;
   state: RunState;
   /** 'snapshot': started from a stored snapshot; 'fold': folded from seq 1. */
-  via: 'snapshot' | 'fold';
+  via: 'snapshot' | 'fold' | 'recent';
   /** Events folded after the starting point. */
   folded: number;
   /** The seq of the snapshot started from (0 when folded from the start). */
@@ -257,6 +257,8 @@ export interface StateOptions {
   every?: number;
   /** Store missing snapshots met on the way (default true, never with `full`). */
   write?: boolean;
+  /** Also start from a state computed moments ago, when nearer than the snapshot (the service's stepping). */
+  recent?: boolean;
   /** @internal projection version to read and write (tests of invalidation). */
   version?: string;
 }
@@ -274,8 +276,12 @@ export function stateAt(ledger: Ledger, runId: string, seq: number, opts: StateO
   const every = opts.every ?? SNAPSHOT_EVERY;
   const version = opts.version ?? PROJECTION_VERSION;
   const snap = opts.full ? null : nearestSnapshot(ledger, runId, seq, version);
-  let state = snap ? snap.state : initialState(runId);
-  const start = snap ? snap.seq : 0;
+  // A state computed moments ago (stepping through a run asks for seq, then seq−1 and seq+1) may be
+  // nearer than the snapshot: states are immutable and events never change, so it stays valid.
+  const recent = opts.full || !opts.recent ? null : recentStates(ledger).nearest(runId, version, seq);
+  const useRecent = recent !== null && recent.seq >= (snap?.seq ?? 0);
+  let state = useRecent ? recent.state : snap ? snap.state : initialState(runId);
+  const start = useRecent ? recent.seq : snap ? snap.seq : 0;
   const write = !opts.full && opts.write !== false;
   const pending: { seq: number; json: string }[] = [];
   state = foldRange(
@@ -289,7 +295,41 @@ export function stateAt(ledger: Ledger, runId: string, seq: number, opts: StateO
       : undefined,
   );
   writeSnapshots(ledger, runId, pending, version);
-  return { seq, state, via: snap ? 'snapshot' : 'fold', folded: seq - start, from_seq: start };
+  if (opts.recent && !opts.full) recentStates(ledger).put(runId, version, seq, state);
+  const via = useRecent ? 'recent' : snap ? 'snapshot' : 'fold';
+  return { seq, state, via, folded: seq - start, from_seq: start };
+}
+
+/** The last few states computed per ledger, for stepping: a small LRU keyed by run, version and seq. */
+class RecentStates {
+  private readonly entries = new Map<
+    string,
+    { runId: string; version: string; seq: number; state: RunState }
+  >();
+  constructor(private readonly max = 64) {}
+
+  put(runId: string, version: string, seq: number, state: RunState): void {
+    const key = `${version}\u0000${runId}\u0000${seq}`;
+    this.entries.delete(key);
+    this.entries.set(key, { runId, version, seq, state });
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  /** The cached state with the largest seq ≤ `seq`, or null. */
+  nearest(runId: string, version: string, seq: number): { seq: number; state: RunState } | null {
+    let best: { seq: number; state: RunState } | null = null;
+    for (const e of this.entries.values()) {
+      if (e.runId === runId && e.version === version && e.seq <= seq && (!best || e.seq > best.seq)) best = e;
+    }
+    return best;
+  }
+}
+
+const recentByDb = new WeakMap<Db, RecentStates>();
+function recentStates(ledger: Ledger): RecentStates {
+  let r = recentByDb.get(ledger.db);
+  if (!r) recentByDb.set(ledger.db, (r = new RecentStates()));
+  return r;
 }
 
 /** What changed at `seq`: the difference between the state at seq−1 and at seq. */

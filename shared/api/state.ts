@@ -70,7 +70,7 @@ export const stateMethods = {
     z.object({
       seq: z.number().int(),
       state: RunStateSchema,
-      via: z.enum(['snapshot', 'fold']),
+      via: z.enum(['snapshot', 'fold', 'recent']),
       folded: z.number().int(),
     }),
     'The state of a run at a seq: nearest snapshot plus folds (full: fold from seq 1, ignoring snapshots).',

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../electron/ledger';
+import { freshFolder } from './helpers/tmp';
 import {
   attachSnapshotter,
   changesAt,
@@ -180,5 +181,29 @@ describe('snapshots', () => {
     expect(d.first_divergence!.left_seq!).toBeGreaterThan(100);
     const same = diffRuns(ledger, 'left-run-1', 'left-run-1');
     expect(same.identical).toBe(true);
+  });
+});
+
+describe('recent states', () => {
+  it('stepping starts from a state computed moments ago and answers as the full fold does', () => {
+    const f = freshFolder();
+    const ledger = Ledger.open(f.dir);
+    const w = ledger.writer('step');
+    w.append('run_started', { task_id: 't', goal: 'g', agent: { name: 'sim' } });
+    for (let i = 1; i < 1200; i++) {
+      w.append('model_proposed', { call_id: `c${i}`, tool: 'read_file', args: { path: `f${i % 7}` } });
+    }
+    w.close();
+    ledger.db.prepare('DELETE FROM snapshots').run();
+    const first = stateAt(ledger, 'step', 700, { recent: true, write: false });
+    expect(first.via).toBe('fold');
+    for (const seq of [701, 702, 705, 704]) {
+      const r = stateAt(ledger, 'step', seq, { recent: true, write: false });
+      expect(r.via).toBe('recent');
+      expect(r.folded).toBeLessThanOrEqual(3);
+      expect(r.state).toEqual(stateAt(ledger, 'step', seq, { full: true }).state);
+    }
+    ledger.close();
+    f.cleanup();
   });
 });
