@@ -2,7 +2,7 @@
 // the run to the first timeline rows painted, one keyboard step including the state panel update,
 // and the renderer's JS heap. Runnable alone: `npx tsx bench/ui.ts`.
 import { chromium } from '@playwright/test';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Ledger } from '../electron/ledger';
@@ -18,6 +18,20 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
   '--no-first-run',
 ];
+
+// Installed in the page as source text (the bench's own TypeScript has no DOM types).
+const IN_PAGE_STEP_TIMER = `(() => {
+  window.__steps = [];
+  window.addEventListener('keydown', () => {
+    const t0 = performance.now();
+    const view = () => document.querySelector('[data-testid="state-view"]');
+    const target = String(Number(view()?.dataset.seq ?? 0) + 1);
+    const done = () => { const v = view(); return v && v.dataset.seq === target && v.dataset.state === 'ready'; };
+    const finish = () => requestAnimationFrame(() => window.__steps.push(performance.now() - t0));
+    const obs = new MutationObserver(() => { if (done()) { obs.disconnect(); finish(); } });
+    obs.observe(document.body, { subtree: true, attributes: true, childList: true });
+  }, true);
+})()`;
 
 function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -110,13 +124,29 @@ export async function benchUi(n = 1_000_000) {
       );
       await page.locator(`[data-testid="state-view"][data-seq="${mid}"][data-state="ready"]`).waitFor();
       await page.getByTestId('timeline').focus();
-      const steps: number[] = [];
-      for (let i = 1; i <= 60; i++) {
-        const s = performance.now();
-        await page.keyboard.press('ArrowRight');
-        await page.locator(`[data-testid="state-view"][data-seq="${mid + i}"][data-state="ready"]`).waitFor();
-        steps.push(performance.now() - s);
+      // Timed inside the page, from the key event to the frame after the state panel shows the new
+      // seq as ready: Playwright's own polling would add tens of milliseconds of its own.
+      await page.evaluate(IN_PAGE_STEP_TIMER);
+      // PROOFLOOP_BENCH_PROFILE=<file.cpuprofile> records the renderer's CPU profile of the steps.
+      const profileTo = process.env.PROOFLOOP_BENCH_PROFILE;
+      const prof = profileTo ? await page.context().newCDPSession(page) : null;
+      if (prof) {
+        await prof.send('Profiler.enable');
+        await prof.send('Profiler.start');
       }
+      for (let i = 1; i <= 60; i++) {
+        await page.keyboard.press('ArrowRight');
+        await page.waitForFunction(
+          (n) => (globalThis as unknown as { __steps: number[] }).__steps.length >= n,
+          i,
+          { polling: 'raf' },
+        );
+      }
+      if (prof && profileTo) {
+        const { profile } = await prof.send('Profiler.stop');
+        writeFileSync(profileTo, JSON.stringify(profile));
+      }
+      const steps = await page.evaluate(() => (globalThis as unknown as { __steps: number[] }).__steps);
       const cdp = await page.context().newCDPSession(page);
       await cdp.send('Performance.enable');
       await cdp.send('HeapProfiler.collectGarbage');
