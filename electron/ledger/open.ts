@@ -1,11 +1,23 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { appRoot } from '../paths';
 import path from 'node:path';
 import { sha256Hex } from '../crypto';
 import { ProofloopError } from '../../shared/result';
 import { migrations as allMigrations, type Migration } from './migrations';
 
 export type Db = Database.Database;
+
+/**
+ * Inside Electron (whose Node has another ABI than the Node that ran `npm ci`), the copy of
+ * better-sqlite3 that `npm start` built for Electron, when there is one; elsewhere the default.
+ * A packaged app has its own, rebuilt for Electron by electron-builder.
+ */
+function electronBinding(): string | undefined {
+  if (!process.versions.electron) return undefined;
+  const file = path.join(appRoot(), 'dist', 'native', `better_sqlite3-abi${process.versions.modules}.node`);
+  return existsSync(file) ? file : undefined;
+}
 
 export function ledgerPath(folder: string): string {
   return path.join(folder, '.proofloop', 'ledger.db');
@@ -19,7 +31,11 @@ export function openDatabase(
   if (!opts.readonly) mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   let db: Db;
   try {
-    db = new Database(file, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
+    db = new Database(file, {
+      readonly: opts.readonly ?? false,
+      fileMustExist: opts.readonly ?? false,
+      nativeBinding: electronBinding(),
+    });
   } catch (e) {
     throw new ProofloopError('io', `cannot open ledger ${file}: ${(e as Error).message}`);
   }
