@@ -6,6 +6,10 @@ import {
   readFileSync,
   statSync,
   writeFileSync,
+  openSync,
+  fsyncSync,
+  closeSync,
+  renameSync,
 } from 'node:fs';
 import path from 'node:path';
 import { applyPatch } from 'diff';
@@ -92,7 +96,17 @@ function writeChecked(workspace: string, rel: string, abs: string, afterText: st
   mkdirSync(path.dirname(abs), { recursive: true });
   // Re-check just before the write: the parent folders now exist, links included.
   const again = resolveInside(workspace, rel);
-  writeFileSync(again, afterText);
+  // Important: write a temporary file and rename it over, so a host killed mid-write leaves the old
+  // or the new file, never a truncated one (resume relies on the file being one or the other).
+  const tmp = `${again}.proofloop-${process.pid}.tmp`;
+  const fd = openSync(tmp, 'w', existsSync(again) ? statSync(again).mode & 0o777 : 0o644);
+  try {
+    writeFileSync(fd, afterText);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, again);
   return {
     path: rel,
     before: digestOf(beforeText),
