@@ -5,6 +5,8 @@
  *   check, inserts and indexes included);
  * - single: durable appends, one transaction each; batched: appendBatch of 10,000.
  * Goals: import ≥ 200,000 events/s and ≥ 30% of parse; single ≥ 5,000/s; batched ≥ 200,000/s.
+ * cpu_us_per_event is the process's CPU time (all threads) per event: on cores shared with other
+ * work, wall-time rates swing from run to run while it stays steadier.
  */
 import { mkdtempSync, rmSync, mkdirSync, openSync, writeSync, closeSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -120,6 +122,12 @@ async function bareParse(file: string): Promise<number> {
 }
 
 const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
+/** CPU time of the whole process (all threads) since `from`, in µs: on shared cores a steadier figure than wall time. */
+const cpuMicros = (from: NodeJS.CpuUsage) => {
+  const c = process.cpuUsage(from);
+  return c.user + c.system;
+};
+const perEvent = (us: number, n: number) => Math.round((us / n) * 100) / 100;
 
 export async function benchIngest(n = 1_000_000) {
   const root = mkdtempSync(path.join(tmpdir(), 'pl-bench-'));
@@ -134,9 +142,11 @@ export async function benchIngest(n = 1_000_000) {
     const parseMs = performance.now() - t;
 
     t = performance.now();
+    let c0 = process.cpuUsage();
     const ledger = Ledger.open(path.join(root, 'folder'));
     const summary = await ingestFolder(ledger);
     const importMs = performance.now() - t;
+    const importCpu = cpuMicros(c0);
     const run = ledger.run('bench-run');
     const findings = ledger.findings().length;
     ledger.close();
@@ -157,8 +167,10 @@ export async function benchIngest(n = 1_000_000) {
       payload: { content: `step ${i}`, tokens: 12 },
     }));
     t = performance.now();
+    c0 = process.cpuUsage();
     for (let b = 0; b < batches; b++) w2.appendBatch(items);
     const batchMs = performance.now() - t;
+    const batchCpu = cpuMicros(c0);
     w2.close();
     l2.close();
 
@@ -176,12 +188,14 @@ export async function benchIngest(n = 1_000_000) {
         head_seq: run?.head_seq ?? 0,
         findings,
         of_parse: Math.round((importRate / parseRate) * 1000) / 1000,
+        cpu_us_per_event: perEvent(importCpu, summary.events),
         goal_ok: importRate >= 200_000 && importRate >= 0.3 * parseRate,
       },
       single_append: { per_s: rate(single, singleMs), n: single, goal_ok: rate(single, singleMs) >= 5_000 },
       batched_append: {
         per_s: rate(batches * per, batchMs),
         n: batches * per,
+        cpu_us_per_event: perEvent(batchCpu, batches * per),
         goal_ok: rate(batches * per, batchMs) >= 200_000,
       },
     };

