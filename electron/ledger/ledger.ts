@@ -109,8 +109,16 @@ class RowBatch {
     private readonly runNo: number,
   ) {}
 
-  add(seq: number, kind: string, v: number, at: string, json: string, hash: Buffer): void {
-    this.args.push(this.runNo, seq, kind, v, at, json, hash, null);
+  add(
+    seq: number,
+    kind: string,
+    v: number,
+    at: string,
+    json: string,
+    hash: Buffer,
+    digest: Buffer | null = null,
+  ): void {
+    this.args.push(this.runNo, seq, kind, v, at, json, hash, digest);
     if (this.args.length === ROWS_PER_INSERT * 8) {
       this.many().run(this.args);
       this.args.length = 0;
@@ -461,9 +469,9 @@ export class Ledger implements LedgerReader {
     if (events.length === 0) return;
     const head = this.stmts.head.get(runId) as { run_no: number } | undefined;
     if (!head) throw new ProofloopError('not_found', `no run ${runId}`);
+    const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
     for (const e of events) {
-      this.stmts.insert.run(
-        head.run_no,
+      rows.add(
         e.seq,
         e.kind,
         e.v,
@@ -473,6 +481,7 @@ export class Ledger implements LedgerReader {
         e.digest ? hexToBlob(e.digest) : null,
       );
     }
+    rows.flush();
     const last = events[events.length - 1]!;
     this.stmts.updateHead.run({
       run_no: head.run_no,
