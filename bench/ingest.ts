@@ -8,7 +8,16 @@
  * cpu_us_per_event is the process's CPU time (all threads) per event: on cores shared with other
  * work, wall-time rates swing from run to run while it stays steadier.
  */
-import { mkdtempSync, rmSync, mkdirSync, openSync, writeSync, closeSync, statSync } from 'node:fs';
+import {
+  mkdtempSync,
+  rmSync,
+  mkdirSync,
+  openSync,
+  writeSync,
+  closeSync,
+  statSync,
+  fdatasyncSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -151,6 +160,19 @@ export async function benchIngest(n = 1_000_000) {
     const findings = ledger.findings().length;
     ledger.close();
 
+    // The disk's ceiling for durable single appends: one 200-byte write + fdatasync each, the
+    // least a commit with synchronous=FULL must do, in the same folder.
+    const syncFile = path.join(root, 'fsync.bin');
+    const fd = openSync(syncFile, 'w');
+    const syncs = 1_000;
+    t = performance.now();
+    for (let i = 0; i < syncs; i++) {
+      writeSync(fd, 'x'.repeat(200));
+      fdatasyncSync(fd);
+    }
+    const fsyncPerS = rate(syncs, performance.now() - t);
+    closeSync(fd);
+
     // Appends into a separate ledger.
     const l2 = Ledger.open(path.join(root, 'appends'));
     const single = 3_000;
@@ -191,7 +213,13 @@ export async function benchIngest(n = 1_000_000) {
         cpu_us_per_event: perEvent(importCpu, summary.events),
         goal_ok: importRate >= 200_000 && importRate >= 0.3 * parseRate,
       },
-      single_append: { per_s: rate(single, singleMs), n: single, goal_ok: rate(single, singleMs) >= 5_000 },
+      single_append: {
+        per_s: rate(single, singleMs),
+        n: single,
+        goal_ok: rate(single, singleMs) >= 5_000,
+        disk_fdatasync_per_s: fsyncPerS,
+        of_disk_ceiling: Number((rate(single, singleMs) / fsyncPerS).toFixed(2)),
+      },
       batched_append: {
         per_s: rate(batches * per, batchMs),
         n: batches * per,
