@@ -24,7 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { ZERO_HASH, type LedgerEvent, toJsonLine } from '../shared/protocol';
 import { Ledger } from '../electron/ledger';
 import { ingestFolder } from '../electron/ingest';
-import { fastDigest, link } from '../electron/ingest/digest';
+import { digestEvent as fastDigest, linkHash as link } from '../electron/crypto';
 import { readBlocks } from '../electron/ingest/lines';
 
 const hex = (n: number) => n.toString(16).padStart(64, '0');

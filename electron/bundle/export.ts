@@ -27,7 +27,7 @@ import { evolve, initialState, type RunState } from '../../shared/state';
 import { sha256Bytes } from '../crypto';
 import type { LedgerReader, RunRow } from '../ledger';
 import { appRoot } from '../paths';
-import { fastEventDigest, fastSha256 } from './digest';
+import { digestEvent, sha256Hex as fastSha256 } from '../crypto';
 import {
   BUNDLE_FORMAT,
   BUNDLE_FORMAT_VERSION,
@@ -161,7 +161,7 @@ function redactEvent(e: LedgerEvent, redactor: Redactor): { line: LedgerEvent; c
   if (e.digest !== undefined) base.digest = e.digest;
   if (!r.changed) return { line: base, changed: e.digest !== undefined };
   base.payload = r.value;
-  base.digest = e.digest ?? fastEventDigest(e);
+  base.digest = e.digest ?? digestEvent(e.seq, e.run_id, e.kind, e.v, e.at, e.payload);
   return { line: base, changed: true };
 }
 

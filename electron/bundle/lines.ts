@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { createReadStream } from 'node:fs';
 import type { LedgerEvent } from '../../shared/protocol';
-import { fastSha256 } from './digest';
+import { sha256Hex as fastSha256 } from '../crypto';
 
 /** What one batch of complete JSONL lines says about the chain, line by line. */
 export interface LineBatch {

@@ -1,6 +1,6 @@
 import { HASH_RE, KIND_RE, ZERO_HASH, checkEvent, checkPayload } from '../../shared/protocol';
 import { redactCredentials } from '../../shared/redact';
-import { fastDigest, link } from './digest';
+import { digestEvent as fastDigest, linkHash as link } from '../crypto';
 
 /**
  * The three line formats the importer reads, told apart line by line:

@@ -2,7 +2,7 @@ import { ZERO_HASH } from '../../shared/protocol';
 import { ChainVerifier } from '../ledger/verify';
 import type { ImportedEvent } from '../ledger/ledger';
 import type { Finding, FindingCode } from '../ledger/types';
-import { fastDigest, link } from './digest';
+import { digestEvent as fastDigest, linkHash as link } from '../crypto';
 import type { Format, Parsed, ParsedEvent } from './formats';
 
 /** What the importer carries between transactions, per run of a file (kept in `imports.state`). */

@@ -3,7 +3,6 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import {
   CURRENT_V,
   ZERO_HASH,
-  canonicalJson,
   chainLink,
   checkPayload,
   KIND_RE,
@@ -12,7 +11,7 @@ import {
 } from '../../shared/protocol';
 import { redactCredentials } from '../../shared/redact';
 import { ProofloopError } from '../../shared/result';
-import { sha256Hex } from '../crypto';
+import { digestEvent, sha256Hex } from '../crypto';
 import { ledgerPath, openDatabase, type Db } from './open';
 import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
@@ -69,29 +68,6 @@ function parseMeta(text: unknown): Record<string, unknown> {
 }
 
 const hexToBlob = (hex: string): Buffer => Buffer.from(hex, 'hex');
-
-/**
- * `eventDigest` (sha256 of the canonical JSON of {seq, run_id, kind, v, at, payload}) without the
- * wrapper object: its keys written in their sorted order around the payload's canonical JSON, the
- * run id's JSON given once per batch (verifyEvents, which uses `eventDigest`, checks appended runs).
- */
-function digestOf(seq: number, runIdJson: string, kind: string, v: number, at: string, payload: unknown) {
-  return sha256Hex(
-    '{"at":' +
-      JSON.stringify(at) +
-      ',"kind":' +
-      JSON.stringify(kind) +
-      ',"payload":' +
-      canonicalJson(payload) +
-      ',"run_id":' +
-      runIdJson +
-      ',"seq":' +
-      JSON.stringify(seq) +
-      ',"v":' +
-      JSON.stringify(v) +
-      '}',
-  );
-}
 
 type Statement = ReturnType<Db['prepare']>;
 const ROWS_PER_INSERT = 16;
@@ -310,13 +286,12 @@ export class Ledger implements LedgerReader {
       let prev = head.head_hash;
       let firstAt: string | null = null;
       let at = '';
-      const runIdJson = JSON.stringify(runId);
       const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
       for (const p of prepared) {
         seq += 1;
         at = p.at ?? this.now();
         firstAt ??= at;
-        const digest = digestOf(seq, runIdJson, p.kind, p.v, at, p.payload);
+        const digest = digestEvent(seq, runId, p.kind, p.v, at, p.payload);
         const hash = chainLink(prev, digest, sha256Hex);
         rows.add(seq, p.kind, p.v, at, p.json, hexToBlob(hash));
         out.push({ seq, run_id: runId, kind: p.kind, v: p.v, at, payload: p.payload, prev, hash });

@@ -1,12 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventDigest } from '../../shared/protocol';
 import { sha256Hex } from '../../electron/crypto';
 import { Ledger } from '../../electron/ledger';
 import { exportBundle, openBundle, previewBundle, verifyBundle } from '../../electron/bundle';
-import { fastEventDigest } from '../../electron/bundle/digest';
 import { storeArtifact } from '../../electron/runner/artifacts';
 import { ProofloopService } from '../../electron/service/service';
 import { main } from '../../electron/cli/main';
@@ -342,24 +340,6 @@ describe('export', () => {
     expect(readFileSync(join(keyDir, 'bundle-signing.pub'), 'utf8')).toMatch(/BEGIN PUBLIC KEY/);
     const v = await verifyBundle(join(dir, 's.zip'), { key: join(keyDir, 'bundle-signing.pub') });
     expect(v).toMatchObject({ ok: true, signature: 'valid', completeness: 'ok', signer: { pinned: true } });
-  });
-
-  it('computes digests exactly as the protocol does', () => {
-    const json = fc.jsonValue({ maxDepth: 3 });
-    fc.assert(
-      fc.property(fc.dictionary(fc.string(), json), fc.string(), (payload, kind) => {
-        const e = {
-          seq: 3,
-          run_id: 'r:1',
-          kind,
-          v: 1,
-          at: '2026-01-01T00:00:00Z',
-          payload: JSON.parse(JSON.stringify(payload)),
-        };
-        expect(fastEventDigest(e)).toBe(eventDigest(e, sha256Hex));
-      }),
-      { numRuns: 300 },
-    );
   });
 });
 

@@ -3,13 +3,9 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import fc from 'fast-check';
-import { eventDigest } from '../../shared/protocol';
 import { Ledger, verifyEvents } from '../../electron/ledger';
-import { sha256Hex } from '../../electron/crypto';
 import { ingestFile, ingestFolder, verifyFile } from '../../electron/ingest';
 import { importFile } from '../../electron/ingest/importer';
-import { fastDigest } from '../../electron/ingest/digest';
 import { generateFile } from '../../bench/ingest';
 
 const FIX = resolve(__dirname, '../fixtures');
@@ -322,27 +318,5 @@ console.log(JSON.stringify(s));\n`,
     expect(l.run('conc-a')).toMatchObject({ head_seq: 40_000, event_count: 40_000 });
     expect(l.run('task-demo-001')).toMatchObject({ head_seq: 5, event_count: 5 });
     expect(l.findings()).toEqual([]);
-  });
-});
-
-describe('hot-path digest', () => {
-  it('fastDigest equals eventDigest on random events', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 2 ** 40 }),
-        fc.string({ minLength: 1 }),
-        fc.string(),
-        fc.integer({ min: 1, max: 5 }),
-        fc.string(),
-        fc.dictionary(fc.string(), fc.jsonValue()),
-        (seq, run_id, kind, v, at, payload) => {
-          const p = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>;
-          expect(fastDigest(seq, run_id, kind, v, at, p)).toBe(
-            eventDigest({ seq, run_id, kind, v, at, payload: p }, sha256Hex),
-          );
-        },
-      ),
-      { numRuns: 300 },
-    );
   });
 });

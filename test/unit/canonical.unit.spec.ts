@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { createHash } from 'node:crypto';
 import { canonicalJson, canonicalJsonReference } from '../../shared/protocol/canonical';
+import { digestEvent } from '../../electron/crypto';
 
 describe('canonical JSON (RFC 8785)', () => {
   it('agrees with the reference library on random JSON values', () => {
@@ -54,5 +56,28 @@ describe('canonical JSON (RFC 8785)', () => {
     expect(() => canonicalJson(NaN)).toThrow(/not allowed/);
     expect(() => canonicalJson({ x: Infinity })).toThrow(/not allowed/);
     expect(() => canonicalJson(undefined)).toThrow(/no JSON form/);
+  });
+});
+
+describe('event digest', () => {
+  it('equals sha256 of the reference canonical JSON of {seq, run_id, kind, v, at, payload}', () => {
+    const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 40 }),
+        fc.string({ minLength: 1 }),
+        fc.string(),
+        fc.integer({ min: 1, max: 5 }),
+        fc.string(),
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        (seq, run_id, kind, v, at, payload) => {
+          const p = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>;
+          expect(digestEvent(seq, run_id, kind, v, at, p)).toBe(
+            sha(canonicalJsonReference({ seq, run_id, kind, v, at, payload: p })),
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
