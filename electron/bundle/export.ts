@@ -16,7 +16,6 @@ import { toJsonLine, type LedgerEvent } from '../../shared/protocol';
 import {
   SHARE_DETECTORS,
   createRedactor,
-  isProtectedValue,
   parseRedactRules,
   scanForSecrets,
   type RedactRules,
@@ -207,25 +206,9 @@ interface Entry {
   scanText?: string;
 }
 
-/** What the share profile's detectors find in a text, beyond the credential detectors of scanForSecrets. */
+/** The rules of the share profile's own detectors (e-mail, IP, home paths) that fire in a text. */
 function scanShare(text: string): string[] {
-  const rules: string[] = [];
-  for (const d of SHARE_DETECTORS) {
-    if (!d.trigger.test(text)) continue;
-    const re = new RegExp(d.pattern.source, d.pattern.flags);
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(text)) !== null) {
-      if (m[0].length === 0) {
-        re.lastIndex++;
-        continue;
-      }
-      const secret = m.groups?.secret ?? m[0];
-      if (secret.length === 0 || (d.validate && !d.validate(m)) || isProtectedValue(secret)) continue;
-      rules.push(d.id);
-      break;
-    }
-  }
-  return rules;
+  return [...new Set(scanForSecrets(text, SHARE_DETECTORS).map((f) => f.rule))];
 }
 
 const SCAN_CHUNK = 4 * 1024 * 1024;

@@ -425,13 +425,16 @@ export function createRedactor(profile: RedactProfile = 'share', options: Redact
 }
 
 /**
- * Runs every credential detector over a whole text (e.g. an exported bundle's own output) and
- * returns what fired, in text order. Placeholders never fire.
+ * Runs every credential detector (or the detectors given) over a whole text, e.g. an exported
+ * bundle's own output, and returns what fired, in text order. Placeholders never fire.
  */
-export function scanForSecrets(text: string): SecretFinding[] {
+export function scanForSecrets(
+  text: string,
+  detectors: readonly Detector[] = CREDENTIAL_DETECTORS,
+): SecretFinding[] {
   const found: SecretFinding[] = [];
-  if (!CREDENTIAL_TRIGGER.test(text)) return found;
-  for (const d of CREDENTIAL_DETECTORS) {
+  if (detectors === CREDENTIAL_DETECTORS && !CREDENTIAL_TRIGGER.test(text)) return found;
+  for (const d of detectors) {
     if (!d.trigger.test(text)) continue;
     const re = d.pattern;
     re.lastIndex = 0;
