@@ -14,7 +14,7 @@ import {
  * Stamped on every stored snapshot. Bump it whenever evolve, the state's shape or STATE_CAPS change:
  * snapshots of another version are ignored (and may be deleted), so no stale cache answers.
  */
-export const PROJECTION_VERSION = 'state-1';
+export const PROJECTION_VERSION = 'state-2';
 
 /** The state before any event of a run. */
 export function initialState(runId: string): RunState {

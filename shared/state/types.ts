@@ -9,13 +9,13 @@
 
 /** How many recent items each growing list keeps. Part of PROJECTION_VERSION: change one, bump it. */
 export const STATE_CAPS = {
-  calls: 100,
-  context: 30,
-  files: 50,
+  calls: 50,
+  context: 20,
+  files: 30,
   denials: 20,
   errors: 20,
   verdicts: 10,
-  notes: 50,
+  notes: 30,
   annotations: 20,
   resumes: 10,
   unknown_recent: 10,

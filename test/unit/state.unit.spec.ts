@@ -311,7 +311,9 @@ describe('the run state', () => {
       s,
       ev(evs.length + 1, 'tool_returned', { call_id: 'c0', status: 'ok', duration_ms: 1 }),
     );
-    expect(late.notes.items.at(-1)!.message).toMatch(/not among the 100 most recent calls/);
+    expect(late.notes.items.at(-1)!.message).toMatch(
+      new RegExp(`not among the ${STATE_CAPS.calls} most recent calls`),
+    );
   });
 
   it('changes() names paths, matching call records by call_id', () => {
