@@ -8,7 +8,14 @@ import { fileURLToPath } from 'node:url';
 import type { NewEvent } from '../shared/protocol';
 import { Ledger } from '../electron/ledger';
 import { mulberry32 as rng } from '../shared/prng';
-import { attachSnapshotter, diffRuns, maintainSnapshots, SNAPSHOT_EVERY, stateAt } from '../electron/state';
+import {
+  attachSnapshotter,
+  diffRuns,
+  diffRunsParallel,
+  maintainSnapshots,
+  SNAPSHOT_EVERY,
+  stateAt,
+} from '../electron/state';
 
 const WORDS =
   'the fix parse value test file line error return index token budget call model patch judge'.split(' ');
@@ -164,6 +171,13 @@ const cpuMs = (since?: NodeJS.CpuUsage) => {
   return (u.user + u.system) / 1000;
 };
 
+async function timedAsync<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number; cpu: number }> {
+  const c = process.cpuUsage();
+  const t = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - t, cpu: cpuMs(c) };
+}
+
 function timed<T>(fn: () => T): { value: T; ms: number; cpu: number } {
   const c = process.cpuUsage();
   const t = performance.now();
@@ -245,7 +259,7 @@ function benchStateAt(ledger: Ledger, N: number, samples: number) {
 }
 
 /** The diff part: two D-event runs that differ in ~1% of events, written with the snapshotter on. */
-function benchDiff(ledger: Ledger, D: number) {
+async function benchDiff(ledger: Ledger, D: number) {
   const detach = attachSnapshotter(ledger);
   const base = [...syntheticRun(D, 11, 'a')];
   writeRun(ledger, 'diff-left', base);
@@ -254,6 +268,9 @@ function benchDiff(ledger: Ledger, D: number) {
   const mem0 = process.memoryUsage();
   const peak0 = process.resourceUsage().maxRSS;
   const d = timed(() => diffRuns(ledger, 'diff-left', 'diff-right'));
+  // The same with the right-hand run prepared in a worker thread (what the app and CLI run). From
+  // sources the worker first compiles its TypeScript through tsx (~300 ms) that built bundles don't.
+  const p = await timedAsync(() => diffRunsParallel(ledger, 'diff-left', 'diff-right'));
   const mem1 = process.memoryUsage();
   const peak1 = process.resourceUsage().maxRSS;
   const diff = d.value;
@@ -265,6 +282,8 @@ function benchDiff(ledger: Ledger, D: number) {
     truncated: diff.truncated,
     ms: Math.round(d.ms),
     cpu_ms: Math.round(d.cpu),
+    parallel_ms: Math.round(p.ms),
+    parallel_same_result: JSON.stringify(p.value.counts) === JSON.stringify(diff.counts),
     // Memory: the process's resident size before, and its peak during the diff (maxRSS, KB); this
     // part runs first so that the peak is the diff's own.
     rss_before_mb: mb(mem0.rss),
@@ -286,7 +305,7 @@ export async function benchState(
   const ledger = Ledger.open(folder);
   try {
     // The diff first: its memory peak is then its own, not the 1M-event run's.
-    const diff = parts.includes('diff') ? { diff: benchDiff(ledger, D) } : {};
+    const diff = parts.includes('diff') ? { diff: await benchDiff(ledger, D) } : {};
     return { ...(parts.includes('state') ? benchStateAt(ledger, N, samples) : {}), ...diff };
   } finally {
     ledger.close();

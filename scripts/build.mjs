@@ -25,6 +25,9 @@ const entries = [
   // The JSONL import's parse workers sit beside each bundle that imports (CLI and app).
   { in: 'electron/ingest/worker.ts', out: 'dist/ingest-worker.js' },
   { in: 'electron/ingest/worker.ts', out: 'dist/electron/ingest-worker.js' },
+  // The run diff prepares one side in a worker thread.
+  { in: 'electron/state/diff-worker.ts', out: 'dist/diff-worker.js' },
+  { in: 'electron/state/diff-worker.ts', out: 'dist/electron/diff-worker.js' },
 ].filter((e) => existsSync(new URL(`../${e.in}`, import.meta.url)));
 
 await Promise.all([

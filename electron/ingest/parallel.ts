@@ -1,7 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../workers';
 import type { LineResult } from './block';
 import { readBlocks, type ReadOptions } from './lines';
 import { parsedBlocks, type ParsedBlock } from './source';
@@ -22,30 +21,16 @@ interface Pool {
   close(): Promise<void>;
 }
 
-function workerEntry(): { code: string; eval: true } | { file: string } | null {
-  const here = import.meta.url;
-  if (here.endsWith('.ts')) {
-    // Running from source (tsx, vitest): the worker registers tsx itself, then loads the TS module.
-    const url = new URL('./worker.ts', here).href;
-    return {
-      eval: true,
-      code: `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}); })`,
-    };
-  }
-  const file = fileURLToPath(new URL('./ingest-worker.js', here));
-  return existsSync(file) ? { file } : null;
-}
-
 function startPool(): Pool | null {
   const n = Math.min(2, Math.max(0, availableParallelism()));
-  const entry = workerEntry();
-  if (n < 2 || !entry || process.env.PROOFLOOP_INGEST_WORKERS === '0') return null;
+  if (n < 2 || process.env.PROOFLOOP_INGEST_WORKERS === '0') return null;
   const workers: Worker[] = [];
   const waiting = new Map<number, { resolve: (r: LineResult[]) => void; reject: (e: Error) => void }>();
   let next = 0;
   let broken: Error | null = null;
   for (let i = 0; i < n; i++) {
-    const w = 'file' in entry ? new Worker(entry.file) : new Worker(entry.code, { eval: true });
+    const w = startWorker(import.meta.url, './worker.ts', './ingest-worker.js');
+    if (!w) break;
     w.on('message', (m: { id: number; packed: PackedBlock }) => {
       const p = waiting.get(m.id);
       waiting.delete(m.id);
@@ -58,6 +43,7 @@ function startPool(): Pool | null {
     });
     workers.push(w);
   }
+  if (workers.length === 0) return null;
   return {
     parse(buf) {
       if (broken) return Promise.reject(broken);

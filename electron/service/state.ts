@@ -1,5 +1,5 @@
 import type { Ledger } from '../ledger';
-import { changesAt, diffRuns, stateAt } from '../state';
+import { changesAt, diffRunsParallel, stateAt } from '../state';
 import type { Handler as H } from './handler';
 
 /** Handlers of shared/api/state.ts: state at a seq, what changed at a seq, and the diff of two runs. */
@@ -10,6 +10,6 @@ export function stateHandlers(getLedger: () => Ledger) {
   };
   const changes: H<'state.changes'> = ({ run_id, seq }) =>
     changesAt(getLedger(), run_id, seq, { recent: true });
-  const diff: H<'runs.diff'> = ({ left, right }) => diffRuns(getLedger(), left, right);
+  const diff: H<'runs.diff'> = ({ left, right }) => diffRunsParallel(getLedger(), left, right);
   return { 'state.at': at, 'state.changes': changes, 'runs.diff': diff };
 }

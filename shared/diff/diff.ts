@@ -99,7 +99,20 @@ interface Side {
   ids: number[];
   kinds: string[];
   calls: (string | undefined)[];
-  ctx: NormaliseContext;
+}
+
+/**
+ * One run read for the diff: per event its seq, kind, comparison key (kind and normalised payload
+ * as one JSON string) and call ordinal. Plain data, so a worker thread can prepare one side while
+ * the main thread prepares the other.
+ */
+export interface PreparedSide {
+  run_id: string;
+  seqs: number[];
+  keys: string[];
+  kinds: string[];
+  calls: (string | undefined)[];
+  final_state?: RunState | null;
 }
 
 /**
@@ -131,18 +144,25 @@ class Interner {
   }
 }
 
-function readSide(side: DiffSide, interner: Interner, kindNames: Map<string, string>): Side {
+export function prepareSide(side: DiffSide): PreparedSide {
   const ctx = newContext(side.run_id, true);
   const shown = newContext(side.run_id, false);
-  const out: Side = { seqs: [], ids: [], kinds: [], calls: [], ctx };
+  const out: PreparedSide = {
+    run_id: side.run_id,
+    seqs: [],
+    keys: [],
+    kinds: [],
+    calls: [],
+    final_state: side.final_state,
+  };
+  const kindNames = new Map<string, string>();
   for (const e of side.events) {
     // Old payload versions are compared as the current version they upcast to.
     const raw = e.payload && typeof e.payload === 'object' ? e.payload : {};
     const payload = isKnownKind(e.kind) ? upcast(e.kind, e.v, raw).payload : raw;
     // One flat string per event (kind and normalised payload): cheap to intern.
-    const key = JSON.stringify([e.kind, normalisedPayload(e.kind, payload, ctx)]);
+    out.keys.push(JSON.stringify([e.kind, normalisedPayload(e.kind, payload, ctx)]));
     out.seqs.push(e.seq);
-    out.ids.push(interner.id(key));
     let k = kindNames.get(e.kind);
     if (k === undefined) kindNames.set(e.kind, (k = e.kind));
     out.kinds.push(k);
@@ -150,6 +170,12 @@ function readSide(side: DiffSide, interner: Interner, kindNames: Map<string, str
     out.calls.push(callId === undefined ? undefined : callOrdinal(callId, shown));
   }
   return out;
+}
+
+function readSide(side: PreparedSide, interner: Interner): Side {
+  const ids = new Array<number>(side.keys.length);
+  for (let i = 0; i < side.keys.length; i++) ids[i] = interner.id(side.keys[i]!);
+  return { seqs: side.seqs, ids, kinds: side.kinds, calls: side.calls };
 }
 
 function payloadOf(interner: Interner, id: number): unknown {
@@ -300,12 +326,17 @@ function pushOp(ops: Op[], op: Op['op'], n: number): void {
  * Bounded: the edit script is searched up to `maxEditLength`, rows are capped at `maxRows`; what was
  * cut is said in `truncated` / `*_left_off`. Pure (no I/O, no clock).
  */
-export function diffRunEvents(left: DiffSide, right: DiffSide, options: DiffOptions = {}): RunDiff {
+export function diffRunEvents(
+  leftSide: DiffSide | PreparedSide,
+  rightSide: DiffSide | PreparedSide,
+  options: DiffOptions = {},
+): RunDiff {
   const opt = { ...DIFF_DEFAULTS, ...options };
   const interner = new Interner();
-  const kindNames = new Map<string, string>();
-  const L = readSide(left, interner, kindNames);
-  const R = readSide(right, interner, kindNames);
+  const left = 'keys' in leftSide ? leftSide : prepareSide(leftSide);
+  const right = 'keys' in rightSide ? rightSide : prepareSide(rightSide);
+  const L = readSide(left, interner);
+  const R = readSide(right, interner);
   const al = align(L.ids, R.ids, opt.maxEditLength, interner.keys.length);
 
   const counts = { same: 0, changed: 0, only_left: 0, only_right: 0 };

@@ -8,6 +8,7 @@ import {
   attachSnapshotter,
   changesAt,
   diffRuns,
+  diffRunsParallel,
   encodeState,
   maintainSnapshots,
   stateAt,
@@ -181,6 +182,17 @@ describe('snapshots', () => {
     expect(d.first_divergence!.left_seq!).toBeGreaterThan(100);
     const same = diffRuns(ledger, 'left-run-1', 'left-run-1');
     expect(same.identical).toBe(true);
+  });
+
+  it('gives the same diff with the right-hand run prepared in a worker thread', async () => {
+    write('left-run-1', items(300));
+    write(
+      'right-run-2',
+      items(300, '!').map((e, i) => (i % 7 ? items(300)[i]! : e)),
+    );
+    const parallel = await diffRunsParallel(ledger, 'left-run-1', 'right-run-2');
+    expect(parallel).toEqual(diffRuns(ledger, 'left-run-1', 'right-run-2'));
+    expect(parallel.counts.changed).toBeGreaterThan(0);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Ledger } from '../../ledger';
-import { changesAt, diffRuns, stateAt } from '../../state';
+import { changesAt, diffRunsParallel, stateAt } from '../../state';
 import type { Change, RunState } from '../../../shared/state';
 import type { DiffRow, RunDiff } from '../../../shared/diff';
 import { intOption, table } from '../format';
@@ -212,7 +212,7 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
       )
       .option('--limit <rows>', 'rows shown in the table', intOption('--limit'), 60),
   ).action(async (a: string, b: string, o: { limit: number }, cmd: Command) => {
-    const d = diffRuns(await ctx.ledger(), a, b);
+    const d = await diffRunsParallel(await ctx.ledger(), a, b);
     print(cmd, d, () => formatDiff(d, o.limit));
   });
 }

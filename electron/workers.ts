@@ -1,0 +1,25 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
+
+/**
+ * Starts a worker thread on one of this project's worker modules. From TypeScript sources (tsx,
+ * vitest) the worker registers tsx itself and imports `<name>.ts` beside the caller; from the
+ * built bundles it runs `<built>.js` beside the bundle (scripts/build.mjs puts one next to each
+ * bundle that uses it). Returns null when there is no worker to run, so callers can do the work
+ * in this thread instead.
+ */
+export function startWorker(
+  callerUrl: string,
+  source: string,
+  built: string,
+  options: Omit<WorkerOptions, 'eval'> = {},
+): Worker | null {
+  if (callerUrl.endsWith('.ts')) {
+    const url = new URL(source, callerUrl).href;
+    const code = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}); })`;
+    return new Worker(code, { ...options, eval: true });
+  }
+  const file = fileURLToPath(new URL(built, callerUrl));
+  return existsSync(file) ? new Worker(file, options) : null;
+}
