@@ -7,7 +7,6 @@ import {
   newContext,
   normaliseJson,
   normalisedPayload,
-  type NormaliseContext,
 } from './normalise';
 
 export type RowType = 'same' | 'changed' | 'only_left' | 'only_right';
