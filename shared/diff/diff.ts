@@ -2,12 +2,7 @@ import { diffArrays } from 'diff';
 import { isKnownKind, upcast } from '../protocol';
 import { changesCapped } from '../state/changes';
 import type { Change, FoldEvent, RunState } from '../state/types';
-import {
-  callOrdinal,
-  newContext,
-  normaliseJson,
-  normalisedPayload,
-} from './normalise';
+import { callOrdinal, newContext, normaliseJson, normalisedPayload } from './normalise';
 
 export type RowType = 'same' | 'changed' | 'only_left' | 'only_right';
 
