@@ -27,7 +27,7 @@ const rendererUrl = pathToFileURL(rendererIndex).href;
 const preloadFile = path.join(appRoot(), 'dist', 'electron', 'preload.cjs');
 
 let win: BrowserWindow | null = null;
-const service = new ProofloopService();
+const service = new ProofloopService({ watch: true });
 const settings = new SettingsStore(app.getPath('userData'));
 
 function isTrustedSender(e: IpcMainInvokeEvent): boolean {

@@ -244,24 +244,12 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
 
   function applyBlock(b: ParsedBlock): void {
     if (b.t === 'lines') {
-      let n = lineNo;
-      for (const r of b.results) {
-        n += 1;
-        if (r.t === 'blank') continue;
-        if (r.t === 'not_utf8') seqr.finding('not_utf8', n, null, r.message, null);
-        else seqr.push(r, n);
-      }
+      seqr.pushLines(b.results, lineNo);
       lineNo += b.lines;
       pos = b.end;
     } else if (b.t === 'too_long') {
       lineNo += 1;
-      seqr.finding(
-        'line_too_long',
-        lineNo,
-        null,
-        `a line of ${b.bytes} bytes is over the bound; skipped`,
-        null,
-      );
+      seqr.tooLong(lineNo, b.bytes);
       pos = b.end;
     } else {
       // Not consumed: reported once, dropped when the line is completed later.

@@ -1,3 +1,4 @@
+import type { LineResult } from './block';
 import { ZERO_HASH } from '../../shared/protocol';
 import { ChainVerifier } from '../ledger/verify';
 import type { ImportedEvent } from '../ledger/ledger';
@@ -88,6 +89,22 @@ export class Sequencer {
       message,
       src: src ?? this.state.fileRun ?? this.state.lastSrc,
     });
+  }
+
+  /** The results of one block of complete lines, the first being line `after + 1`. */
+  pushLines(results: readonly LineResult[], after: number): void {
+    let n = after;
+    for (const r of results) {
+      n += 1;
+      if (r.t === 'blank') continue;
+      if (r.t === 'not_utf8') this.finding('not_utf8', n, null, r.message, null);
+      else this.push(r, n);
+    }
+  }
+
+  /** A line over the length bound: skipped without ever being held whole. */
+  tooLong(line: number, bytes: number): void {
+    this.finding('line_too_long', line, null, `a line of ${bytes} bytes is over the bound; skipped`, null);
   }
 
   push(p: Parsed, line: number): void {

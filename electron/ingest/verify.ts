@@ -24,23 +24,11 @@ export async function verifyFile(file: string, opts: { maxLine?: number } = {}):
   let lineNo = 0;
   for await (const b of parsedBlocks(abs, 0, { until: size, maxLine: opts.maxLine ?? DEFAULT_MAX_LINE })) {
     if (b.t === 'lines') {
-      let n = lineNo;
-      for (const r of b.results) {
-        n += 1;
-        if (r.t === 'blank') continue;
-        if (r.t === 'not_utf8') seqr.finding('not_utf8', n, null, r.message, null);
-        else seqr.push(r, n);
-      }
+      seqr.pushLines(b.results, lineNo);
       lineNo += b.lines;
     } else if (b.t === 'too_long') {
       lineNo += 1;
-      seqr.finding(
-        'line_too_long',
-        lineNo,
-        null,
-        `a line of ${b.bytes} bytes is over the bound; skipped`,
-        null,
-      );
+      seqr.tooLong(lineNo, b.bytes);
     } else {
       lineNo += 1;
       const text = b.buf ? b.buf.toString('utf8') : null;

@@ -18,6 +18,7 @@ import { bundleHandlers } from './bundle';
 import { checkFolder, ledgerHandlers } from './ledger';
 import { runnerHandlers } from './runner';
 import { stateHandlers } from './state';
+import { watchFolder } from './watch';
 import { attachSnapshotter, buildSnapshotsInBackground } from '../state';
 
 export type PushListener = <P extends PushName>(channel: P, payload: PushOf<P>) => void;
@@ -25,6 +26,8 @@ export type PushListener = <P extends PushName>(channel: P, payload: PushOf<P>) 
 export interface ServiceOptions {
   /** Task catalog directory; defaults to the built-in `tasks/`. */
   tasksDir?: string;
+  /** Keep the open folder live (file watching, polling for other writers): the app and web mode. */
+  watch?: boolean;
 }
 
 /**
@@ -51,6 +54,7 @@ export class ProofloopService {
   private readonly trusted = new Set<string>();
   private readonly recent: string[] = [];
   private readonly detach: (() => void)[] = [];
+  private watching = false;
   readonly ctx: ServiceContext;
 
   constructor(private readonly opts: ServiceOptions = {}) {
@@ -116,8 +120,25 @@ export class ProofloopService {
         }),
     });
     this.detach.push(snapshots.cancel);
+    if (this.opts.watch) this.startWatching();
     if (imported.events > 0) this.ctx.emit('runs.changed', { run_ids: [] });
     return this.info;
+  }
+
+  /** From now on keep the open folder (and any opened later) live: see watch.ts. */
+  keepLive(): void {
+    this.opts.watch = true;
+    if (this.current) this.startWatching();
+  }
+
+  private startWatching(): void {
+    if (this.watching || !this.current) return;
+    this.watching = true;
+    const stop = watchFolder(this.current, this.ctx);
+    this.detach.push(() => {
+      stop();
+      this.watching = false;
+    });
   }
 
   /** Marks a folder as one the renderer may open (picked in a dialog, recent, dropped). */

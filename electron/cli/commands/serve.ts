@@ -26,6 +26,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       if (o.firstRun) mkdirSync(ctx.opts().folder, { recursive: true });
       const svc = await ctx.service();
       if (o.firstRun) await openDefaultFolder(svc, svc.ctx.folder());
+      svc.keepLive();
       const server = await startWebServer(svc, { port: o.port, staticDir: rendererDir() });
       ctx.print(
         { url: server.url, port: server.port, folder: svc.ctx.folder() },

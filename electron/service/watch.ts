@@ -1,0 +1,113 @@
+import path from 'node:path';
+import { watch } from 'chokidar';
+import type { Ledger } from '../ledger';
+import { ingestFolder } from '../ingest';
+import type { ServiceContext } from './context';
+
+const SKIP = new Set(['.proofloop', 'node_modules', '.git']);
+
+/**
+ * Keeps an open folder live for the app and web mode:
+ * - JSONL runs that other agents write into the folder are imported as they grow (chokidar sees
+ *   the change; the import reads only the new bytes);
+ * - runs that other processes append to the same ledger (a CLI run, `proofloop append`) are noticed
+ *   by a cheap poll of the runs table, since pushes only travel inside one process.
+ * Either way the UI gets `events.appended` / `runs.changed`. Returns the stop function.
+ */
+export function watchFolder(ledger: Ledger, ctx: ServiceContext, opts: { pollMs?: number } = {}): () => void {
+  const heads = new Map<string, { seq: number; status: string }>();
+  const snapshot = () =>
+    ledger.db.prepare('SELECT run_id, head_seq, status FROM runs').all() as {
+      run_id: string;
+      head_seq: number;
+      status: string;
+    }[];
+  for (const r of snapshot()) heads.set(r.run_id, { seq: r.head_seq, status: r.status });
+
+  // In-process appends are pushed by the service already: only remember them here.
+  const offAppend = ledger.onAppend((runId, events) => {
+    const last = events.at(-1);
+    if (last) heads.set(runId, { seq: last.seq, status: heads.get(runId)?.status ?? 'running' });
+  });
+
+  let stopped = false;
+  const poll = () => {
+    if (stopped) return;
+    let changed = false;
+    try {
+      for (const r of snapshot()) {
+        const was = heads.get(r.run_id);
+        if (!was) changed = true;
+        else if (was.status !== r.status) changed = true;
+        if (r.head_seq > (was?.seq ?? 0)) {
+          ctx.emit('events.appended', {
+            run_id: r.run_id,
+            from_seq: (was?.seq ?? 0) + 1,
+            to_seq: r.head_seq,
+          });
+        }
+        heads.set(r.run_id, { seq: r.head_seq, status: r.status });
+      }
+    } catch {
+      return; // the ledger closed under us: the folder is being switched
+    }
+    if (changed) ctx.emit('runs.changed', { run_ids: [] });
+  };
+  const timer = setInterval(poll, opts.pollMs ?? 1000);
+  timer.unref();
+
+  // One import at a time; a change during an import asks for one more.
+  let importing = false;
+  let again = false;
+  let debounce: NodeJS.Timeout | null = null;
+  const runImport = async () => {
+    if (importing) {
+      again = true;
+      return;
+    }
+    importing = true;
+    try {
+      do {
+        again = false;
+        await ingestFolder(ledger);
+        poll();
+      } while (again && !stopped);
+    } catch {
+      // A file that cannot be read now is tried again on its next change; findings are recorded.
+    } finally {
+      importing = false;
+    }
+  };
+  const isOwnMirror = (file: string) => {
+    const rel = path.relative(ledger.folder, file).split(path.sep);
+    return rel.length === 2 && ledger.run(rel[0]!)?.source === 'executed';
+  };
+  const watcher = watch(ledger.folder, {
+    ignoreInitial: true,
+    followSymlinks: false,
+    depth: 32,
+    ignored: (p, stats) => {
+      const rel = path.relative(ledger.folder, p);
+      if (rel.split(path.sep).some((part) => SKIP.has(part))) return true;
+      return Boolean(stats?.isFile()) && path.basename(p) !== 'events.jsonl';
+    },
+  });
+  const onFile = (file: string) => {
+    if (stopped || path.basename(file) !== 'events.jsonl' || isOwnMirror(file)) return;
+    if (debounce) clearTimeout(debounce);
+    debounce = setTimeout(() => void runImport(), 200);
+  };
+  watcher.on('add', onFile).on('change', onFile);
+  // Files written between the folder's opening import and the watcher being ready were seen by its
+  // initial scan, which reports nothing: import once more when it is ready.
+  watcher.on('ready', () => void runImport());
+  watcher.on('error', () => undefined);
+
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+    if (debounce) clearTimeout(debounce);
+    offAppend();
+    void watcher.close();
+  };
+}
