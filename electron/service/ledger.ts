@@ -57,7 +57,9 @@ export function ledgerHandlers(ctx: ServiceContext) {
     });
     // Problems found when the run was imported are part of its verdict too.
     const recorded = ledger.findings(run_id);
-    const findings = [...recorded, ...report.findings];
+    // An imported gap or broken link shows up again when the stored events are checked: say it once.
+    const known = new Set(recorded.map((f) => `${f.code}@${f.seq}`));
+    const findings = [...recorded, ...report.findings.filter((f) => !known.has(`${f.code}@${f.seq}`))];
     return { ...report, chained: run.chained, ok: findings.length === 0, findings };
   };
   const findings: H<'run.findings'> = ({ run_id }) => {
