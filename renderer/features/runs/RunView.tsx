@@ -86,7 +86,8 @@ function RunHeader() {
   const replay = useApp((s) => (s.replayResult?.run_id === s.runId ? s.replayResult : null));
   const openExport = useApp((s) => s.openExportDialog);
   // A run opened from a bundle is evidence: it can be read and exported again, never re-executed.
-  const readOnly = run?.source === 'bundle';
+  // Only runs ProofLoop executed can be re-executed; imported and bundle runs are records to read.
+  const readOnly = run !== undefined && run.source !== 'executed';
   return (
     <div className="run-header">
       {run?.source === 'bundle' && <BundleBanner run={run} />}
@@ -116,7 +117,11 @@ function RunHeader() {
           <span
             className="chip"
             data-testid="read-only"
-            title="opened from a bundle: nothing can be re-executed"
+            title={
+              run?.source === 'bundle'
+                ? 'opened from a bundle: nothing can be re-executed'
+                : 'imported from an agent’s events.jsonl: a record to read, not a ProofLoop run to re-execute'
+            }
           >
             read-only
           </span>

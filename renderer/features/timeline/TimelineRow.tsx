@@ -87,7 +87,10 @@ export const TimelineRow = memo(function TimelineRow({ seq, cache, runStart, top
           </span>
         </>
       ) : (
-        <span className="tl-loading">{cache.pageError(seq)?.message ?? ''}</span>
+        <span className="tl-loading">
+          {cache.pageError(seq)?.message ??
+            (cache.isMissing(seq) ? 'missing from the source (a seq gap)' : '')}
+        </span>
       )}
     </div>
   );

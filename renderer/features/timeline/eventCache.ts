@@ -49,6 +49,12 @@ export class EventCache {
     return page.events.find((e) => e.seq === seq);
   }
 
+  /** Whether `seq` is known to be absent: its page is loaded and holds no such event (a seq gap). */
+  isMissing(seq: number): boolean {
+    const page = this.pages.get(pageOf(seq));
+    return page?.status === 'ok' && seq <= this.head && !page.events.some((e) => e.seq === seq);
+  }
+
   pageError(seq: number): UiError | null {
     const page = this.pages.get(pageOf(seq));
     return page?.status === 'error' ? page.error : null;
