@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ProofloopService } from '../service/service';
 import type { Ledger } from '../ledger';
@@ -6,8 +7,11 @@ import type { Ledger } from '../ledger';
 export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
 
 export interface CliContext {
-  /** The service with the --folder runs folder open (imports new JSONL bytes on first use). */
-  service(): Promise<ProofloopService>;
+  /**
+   * The service with the --folder runs folder open (imports new JSONL bytes on first use). Commands
+   * that make runs (`open`, `run`, `append`, `serve`) pass `create` so a new folder is made.
+   */
+  service(opts?: { create?: boolean }): Promise<ProofloopService>;
   ledger(): Promise<Ledger>;
   /** Global options as parsed. */
   opts(): { folder: string; json: boolean; tasks?: string };
@@ -26,8 +30,9 @@ export function createCliContext(program: Command): CliContext {
       const o = program.opts<{ folder?: string; json?: boolean; tasks?: string }>();
       return { folder: o.folder ?? process.cwd(), json: o.json ?? false, tasks: o.tasks };
     },
-    async service() {
+    async service(opts = {}) {
       if (!svc) {
+        if (opts.create) mkdirSync(ctx.opts().folder, { recursive: true });
         svc = new ProofloopService({ tasksDir: ctx.opts().tasks });
         await svc.openFolder(ctx.opts().folder);
       }

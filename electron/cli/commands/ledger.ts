@@ -42,7 +42,7 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
         return openBundleCommand(ctx, folder);
       }
       if (folder) program.setOptionValue('folder', path.resolve(folder));
-      const svc = await ctx.service();
+      const svc = await ctx.service({ create: true });
       const info = await svc.invoke('folder.current', {});
       ctx.print(info, () =>
         [
@@ -134,7 +134,7 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
         throw new InvalidArgumentError(`payload-json is not JSON: ${(e as Error).message}`);
       }
       const event = await (
-        await ctx.service()
+        await ctx.service({ create: true })
       ).invoke('events.append', {
         run_id: run,
         kind,

@@ -61,7 +61,7 @@ async function startAndWait(
   ctx: CliContext,
   start: (svc: ProofloopService) => Promise<{ run_id: string }>,
 ): Promise<void> {
-  const svc = await ctx.service();
+  const svc = await ctx.service({ create: true });
   let runId: string | null = null;
   // Events may append before run_id is known: follow any run until it is, then only that one.
   const stop = followProgress(ctx, svc, () => runId);

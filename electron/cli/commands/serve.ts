@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { openDefaultFolder } from '../../shell/first-run';
 import type { Command } from 'commander';
@@ -23,8 +22,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
     )
     .action(async (folder: string | undefined, o: { port?: number; firstRun?: boolean }) => {
       if (folder) program.setOptionValue('folder', path.resolve(folder));
-      if (o.firstRun) mkdirSync(ctx.opts().folder, { recursive: true });
-      const svc = await ctx.service();
+      const svc = await ctx.service({ create: Boolean(o.firstRun) });
       if (o.firstRun) await openDefaultFolder(svc, svc.ctx.folder());
       svc.keepLive();
       const server = await startWebServer(svc, { port: o.port, staticDir: rendererDir() });
