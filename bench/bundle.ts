@@ -4,11 +4,11 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { NewEvent } from '../shared/protocol';
 import { Ledger } from '../electron/ledger';
 import { exportBundle, verifyBundle } from '../electron/bundle';
 import { syntheticRun } from './state';
+import { isMain } from './is-main';
 
 /** The synthetic run, with personal data the share profile redacts in one event of twenty. */
 function* leakyRun(n: number): Generator<NewEvent> {
@@ -93,7 +93,7 @@ export async function benchBundle(): Promise<{
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+if (isMain('bundle')) {
   benchBundle().then(
     (r) => process.stdout.write(JSON.stringify(r, null, 2) + '\n'),
     (e: unknown) => {

@@ -20,12 +20,12 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { ZERO_HASH, type LedgerEvent, toJsonLine } from '../shared/protocol';
 import { Ledger } from '../electron/ledger';
 import { ingestFolder } from '../electron/ingest';
 import { digestEvent as fastDigest, linkHash as link } from '../electron/crypto';
 import { readBlocks } from '../electron/ingest/lines';
+import { isMain } from './is-main';
 
 const hex = (n: number) => n.toString(16).padStart(64, '0');
 
@@ -232,7 +232,7 @@ export async function benchIngest(n = 1_000_000) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (isMain('ingest')) {
   const n = Number(process.argv[2] ?? 1_000_000);
   benchIngest(n).then(
     (r) => console.log(JSON.stringify(r, null, 2)),

@@ -4,9 +4,9 @@
  * `credentials` and `share` profiles. Goal: ≥ 50,000 events/s with `share`.
  */
 import { createHash } from 'node:crypto';
-import { pathToFileURL } from 'node:url';
 import { createRedactor, type RedactProfile } from '../shared/redact';
 import { mulberry32 as prng } from '../shared/prng';
+import { isMain } from './is-main';
 
 export interface BenchFigure {
   profile: RedactProfile;
@@ -160,7 +160,7 @@ export function benchRedact(n = 100_000): BenchFigure[] {
   return figures;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMain('redact')) {
   for (const f of benchRedact()) {
     console.log(
       `${f.profile.padEnd(11)} ${f.events} events (${(f.bytes / f.events).toFixed(0)} B avg) in ${f.ms} ms: ` +

@@ -4,7 +4,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { NewEvent } from '../shared/protocol';
 import { Ledger } from '../electron/ledger';
 import { mulberry32 as rng } from '../shared/prng';
@@ -16,6 +15,7 @@ import {
   SNAPSHOT_EVERY,
   stateAt,
 } from '../electron/state';
+import { isMain } from './is-main';
 
 const WORDS =
   'the fix parse value test file line error return index token budget call model patch judge'.split(' ');
@@ -313,7 +313,7 @@ export async function benchState(
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+if (isMain('state')) {
   benchState().then(
     (r) => console.log(JSON.stringify(r, null, 2)),
     (e: unknown) => {

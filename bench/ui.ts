@@ -9,6 +9,7 @@ import { Ledger } from '../electron/ledger';
 import { ProofloopService } from '../electron/service/service';
 import { startWebServer } from '../electron/transports/http';
 import { rendererDir } from '../electron/paths';
+import { isMain } from './is-main';
 
 const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -169,7 +170,7 @@ export async function benchUi(n = 1_000_000) {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain('ui')) {
   const n = Number(process.argv[2] ?? 1_000_000);
   console.log(JSON.stringify(await benchUi(n), null, 2));
 }
