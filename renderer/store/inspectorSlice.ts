@@ -3,6 +3,7 @@ import { callOptional, type UiError } from '../api/api';
 import type { StateAt, StateChanges } from '../api/types';
 import { currentCache } from '../features/timeline/eventCache';
 import type { AppState } from './index';
+import { shareEqual } from './shareEqual';
 
 export interface InspectorSlice {
   /** The state at `stateSeq` of `stateRun`: may lag the selected seq while a request is in flight. */
@@ -45,7 +46,9 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
         if (get().runId !== runId) continue;
         set({
           stateRun: runId,
-          stateAt: at.ok ? at.value : get().stateAt,
+          stateAt: at.ok
+            ? { ...at.value, state: shareEqual(get().stateAt?.state, at.value.state) }
+            : get().stateAt,
           stateError: at.ok ? null : at.error,
           changes: ch.ok ? ch.value : null,
           changesError: ch.ok ? null : ch.error,

@@ -167,17 +167,14 @@ const Node = memo(function Node({ name, value, path, depth, openDepth, marks }: 
       </button>
       {open && (
         <div className="j-children">
-          {entries.slice(0, limit).map(([k, v]) => (
-            <Node
-              key={k}
-              name={k}
-              value={v}
-              path={childPath(path, k, value, v)}
-              depth={depth + 1}
-              openDepth={openDepth}
-              marks={marks}
-            />
-          ))}
+          {entries.slice(0, limit).map(([k, v]) => {
+            const p = childPath(path, k, value, v);
+            // Only marked branches get the marks: the others keep equal props and skip rendering.
+            const m = marks && (marks.exact.has(p) || marks.within.has(p)) ? marks : undefined;
+            return (
+              <Node key={k} name={k} value={v} path={p} depth={depth + 1} openDepth={openDepth} marks={m} />
+            );
+          })}
           {entries.length > limit && (
             <button type="button" className="j-more" onClick={() => setLimit(limit + MAX_CHILDREN)}>
               show {Math.min(MAX_CHILDREN, entries.length - limit)} more of {entries.length - limit}
