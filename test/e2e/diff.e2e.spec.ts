@@ -7,16 +7,7 @@ async function finishedRun(server: Served, task: string, variant: string): Promi
   return run_id;
 }
 
-async function needs(server: Served, methods: string[]): Promise<string | null> {
-  for (const m of methods) if (!(await server.has(m))) return m;
-  const t = await server.callRaw('tasks.list', {});
-  if (!t.ok || (t.value as { tasks: unknown[] }).tasks.length === 0) return 'tasks.list';
-  return null;
-}
-
 test('rerun a run, then diff the two with the first divergence shown', async ({ app, server, page }) => {
-  const missing = await needs(server, ['run.start', 'run.wait', 'run.rerun', 'runs.diff']);
-  test.skip(missing !== null, `'${missing}' is not available yet`);
   const task = (await server.call<{ tasks: { id: string }[] }>('tasks.list')).tasks[0]!.id;
   const first = await finishedRun(server, task, 'careful');
 
@@ -48,8 +39,6 @@ test('diff of two variants focuses the first divergence and shows its payloads',
   server,
   page,
 }) => {
-  const missing = await needs(server, ['run.start', 'run.wait', 'runs.diff']);
-  test.skip(missing !== null, `'${missing}' is not available yet`);
   const task = (await server.call<{ tasks: { id: string }[] }>('tasks.list')).tasks[0]!.id;
   const left = await finishedRun(server, task, 'careful');
   const right = await finishedRun(server, task, 'rogue');

@@ -66,7 +66,6 @@ test('open a folder, select a run, step with the keyboard through payload and st
   await page.keyboard.press('Home');
   await app.expectSeq(1, HEAD);
 
-  test.skip(!(await server.has('state.at')), "state panel: 'state.at' has not landed in the contract yet");
   await app.press('ArrowRight', 4);
   await app.expectSeq(5, HEAD);
   await app.expectStateAt(5);
