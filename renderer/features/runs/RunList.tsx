@@ -3,7 +3,6 @@ import { useApp } from '../../store';
 import { durationMs, visibleRuns, type RunsSort } from '../../store/runsSlice';
 import type { RunSummary } from '../../api/types';
 import { ErrorBox } from '../../ui/ErrorBox';
-import { available } from '../../api/api';
 import { bundleMetaOf } from '../bundle/bundleMeta';
 import { formatMs } from '../../ui/kinds';
 
@@ -135,7 +134,6 @@ export function RunList() {
           type="button"
           className="btn small ghost"
           data-testid="open-bundle"
-          disabled={!available('bundle.open')}
           title="Open an audit bundle (.zip) from this folder, read-only"
           onClick={() => openOpenBundle()}
         >

@@ -1,7 +1,6 @@
 import { useState } from 'react';
 import { useApp } from '../../store';
 import { ErrorBox } from '../../ui/ErrorBox';
-import { available } from '../../api/api';
 import { Timeline } from '../timeline/Timeline';
 import { Scrubber } from '../timeline/Scrubber';
 import { useTimelineKeys } from '../timeline/useKeyboard';
@@ -131,12 +130,8 @@ function RunHeader() {
               type="button"
               className="btn small"
               data-testid="rerun-button"
-              disabled={busy || !available('run.rerun')}
-              title={
-                available('run.rerun')
-                  ? 'Run the same task again with the same agent settings'
-                  : 'run.rerun is not available yet'
-              }
+              disabled={busy}
+              title="Run the same task again with the same agent settings"
               onClick={() => void rerun('rerun')}
             >
               ↻ Rerun
@@ -145,12 +140,8 @@ function RunHeader() {
               type="button"
               className="btn small"
               data-testid="replay-button"
-              disabled={busy || !available('run.replay')}
-              title={
-                available('run.replay')
-                  ? 'Re-execute with the recorded model outputs'
-                  : 'run.replay is not available yet'
-              }
+              disabled={busy}
+              title="Re-execute with the recorded model outputs"
               onClick={() => void rerun('replay')}
             >
               ⟲ Replay
@@ -161,7 +152,6 @@ function RunHeader() {
           type="button"
           className="btn small"
           data-testid="export-bundle-button"
-          disabled={!available('bundle.export')}
           title="Write a redacted audit bundle of this run (and others)"
           onClick={() => openExport(runId)}
         >
