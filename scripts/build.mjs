@@ -28,6 +28,9 @@ const entries = [
   // The run diff prepares one side in a worker thread.
   { in: 'electron/state/diff-worker.ts', out: 'dist/diff-worker.js' },
   { in: 'electron/state/diff-worker.ts', out: 'dist/electron/diff-worker.js' },
+  // The bundle exporter reads, sorts and scans in worker threads.
+  { in: 'electron/bundle/export-worker.ts', out: 'dist/bundle-export-worker.js' },
+  { in: 'electron/bundle/export-worker.ts', out: 'dist/electron/bundle-export-worker.js' },
 ].filter((e) => existsSync(new URL(`../${e.in}`, import.meta.url)));
 
 await Promise.all([

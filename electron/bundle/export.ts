@@ -1,32 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  createWriteStream,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import yazl from 'yazl';
-import { toJsonLine, type LedgerEvent } from '../../shared/protocol';
-import {
-  SHARE_DETECTORS,
-  createRedactor,
-  parseRedactRules,
-  scanForSecrets,
-  type RedactRules,
-  type Redactor,
-} from '../../shared/redact';
+import { toJsonLine } from '../../shared/protocol';
+import { createRedactor, parseRedactRules, type RedactRules, type Redactor } from '../../shared/redact';
 import { ProofloopError } from '../../shared/result';
-import { evolve, initialState, type RunState } from '../../shared/state';
-import { sha256Bytes } from '../crypto';
+import type { RunState } from '../../shared/state';
+import { sha256Bytes, sha256Hex as fastSha256 } from '../crypto';
 import type { LedgerReader, RunRow } from '../ledger';
+import { ledgerPath } from '../ledger/open';
 import { appRoot } from '../paths';
-import { digestEvent, sha256Hex as fastSha256 } from '../crypto';
+import { firedRules, redactEvent, type LineChunk } from './export-chunks';
+import { inThreadSource, workerSource, type ChunkSource } from './export-pool';
 import {
   BUNDLE_FORMAT,
   BUNDLE_FORMAT_VERSION,
@@ -39,9 +23,10 @@ import {
   type ManifestRun,
   type RedactionProfile,
 } from './format';
-import { renderReport } from './report';
+import { reportEventText, reportFrame } from './report';
 import { loadOrCreateKeyPair, signManifest } from './sign';
 import { verifyMarkdown } from './verify-md';
+import { EntryBuilder, smallEntry, writeZipFile, type ZipEntry } from './zip-write';
 
 export interface PreviewRun {
   run_id: string;
@@ -70,6 +55,8 @@ export interface ExportOptions {
   /** Replace an existing file at `out` (default: refuse). */
   force?: boolean;
   now?: () => string;
+  /** Worker threads that read and sort the events (default: 2 from 20,000 events on, else none). */
+  workers?: number;
 }
 
 export interface ExportResult {
@@ -140,30 +127,6 @@ function diffCounts(after: Record<string, number>, before: Record<string, number
   return out;
 }
 
-/**
- * The bundle form of one stored event: the payload through the export redactor; when it changed,
- * the line carries the original digest so `hash = sha256(prev + digest)` still links.
- */
-function redactEvent(e: LedgerEvent, redactor: Redactor): { line: LedgerEvent; changed: boolean } {
-  const r = redactor.redactValue(e.payload, { path: ['payload'] });
-  const base: LedgerEvent = {
-    seq: e.seq,
-    run_id: e.run_id,
-    kind: e.kind,
-    v: e.v,
-    at: e.at,
-    payload: e.payload,
-    prev: e.prev,
-    hash: e.hash,
-  };
-  // An event the ledger already holds redacted (a run opened from a bundle) keeps its carried digest.
-  if (e.digest !== undefined) base.digest = e.digest;
-  if (!r.changed) return { line: base, changed: e.digest !== undefined };
-  base.payload = r.value;
-  base.digest = e.digest ?? digestEvent(e.seq, e.run_id, e.kind, e.v, e.at, e.payload);
-  return { line: base, changed: true };
-}
-
 /** What the profile would redact, per rule and per run, without writing anything. */
 export function previewBundle(
   ledger: LedgerReader,
@@ -199,61 +162,127 @@ export function previewBundle(
   return { profile, rules: redactor.counts(), events_redacted: eventsRedacted, runs: out };
 }
 
-interface Entry {
-  name: string;
-  data: Buffer;
-  /** What the output scan reads instead of `data` (report.html: without lines scanned in events.jsonl). */
-  scanText?: string;
+/** Events per chunk: the unit of work handed to a worker and deflated as one piece. */
+const CHUNK_EVENTS = 5000;
+/** Chunks asked for ahead of the one being finished (bounds memory on very large runs). */
+const READ_AHEAD = 8;
+/** Exports of at least this many events use worker threads (their start-up costs ~50 ms). */
+const WORKER_THRESHOLD = 20_000;
+
+/** The promise, marked as handled: it is awaited later, maybe after an error elsewhere. */
+function settled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
 }
 
-/** The rules of the share profile's own detectors (e-mail, IP, home paths) that fire in a text. */
-function scanShare(text: string): string[] {
-  return [...new Set(scanForSecrets(text, SHARE_DETECTORS).map((f) => f.rule))];
+interface Pipeline {
+  source: ChunkSource;
+  redactor: Redactor;
+  report: EntryBuilder;
+  /** Scans of chunks of events.jsonl in flight, with the entry they belong to. */
+  scans: Promise<{ name: string; rules: string[] }>[];
+  /** Event lines that the report's `<` escape changed: scanned apart, as they sit in the page. */
+  reportScan: string[];
 }
-
-const SCAN_CHUNK = 4 * 1024 * 1024;
 
 /**
- * Every detector over every entry, as the bytes that go into the zip. Returns "entry: rule" for each
- * that fires (rule names only: never the value).
+ * One run through the pipeline: chunks of lines come from the source (workers read and sort them
+ * in parallel), the events the profile changes are redacted here, in order, the state is folded
+ * over the redacted events, and each finished chunk goes to the scan and into events.jsonl and
+ * report.html (deflated in zlib's thread pool meanwhile).
  */
-function scanEntries(entries: readonly Entry[], profile: RedactionProfile): string[] {
-  const fired = new Set<string>();
-  for (const entry of entries) {
-    // Chunks end at a newline: a JSONL line, where every value sits, is never split.
-    let start = 0;
-    const buf = entry.scanText !== undefined ? Buffer.from(entry.scanText, 'utf8') : entry.data;
-    while (start < buf.length) {
-      let end = Math.min(buf.length, start + SCAN_CHUNK);
-      if (end < buf.length) {
-        const nl = buf.indexOf(10, end);
-        end = nl < 0 ? buf.length : nl + 1;
-      }
-      const text = buf.toString('utf8', start, end);
-      for (const f of scanForSecrets(text)) fired.add(`${entry.name}: ${f.rule}`);
-      if (profile === 'share') for (const rule of scanShare(text)) fired.add(`${entry.name}: ${rule}`);
-      start = end;
+async function exportRun(
+  p: Pipeline,
+  run: RunRow,
+  dir: string,
+  events: EntryBuilder,
+): Promise<{ manifest: ManifestRun; state: RunState; redactions: string[] }> {
+  const before = p.redactor.counts();
+  const redactions: string[] = [];
+  const folds: Promise<unknown>[] = [];
+  let count = 0;
+  let first: { seq: number; hash: string } | null = null;
+  let last: { seq: number; hash: string } | null = null;
+  const changedWhileExported = () =>
+    new ProofloopError('conflict', `run ${run.run_id} changed while it was exported; try again`);
+
+  const pending: Promise<LineChunk>[] = [];
+  let nextFrom = 1;
+  const fill = () => {
+    while (nextFrom <= run.head_seq && pending.length < READ_AHEAD) {
+      const to = Math.min(run.head_seq, nextFrom + CHUNK_EVENTS - 1);
+      pending.push(p.source.read(run.run_id, nextFrom, to));
+      nextFrom = to + 1;
     }
+  };
+  fill();
+  while (pending.length > 0) {
+    const c = await pending.shift()!;
+    fill();
+    if (!c.first || !c.last) continue;
+    // Chunks are separate reads: each must link to the one before, as one iteration would.
+    if (last && c.first.prev !== last.hash) throw changedWhileExported();
+    first ??= { seq: c.first.seq, hash: c.first.hash };
+    last = c.last;
+    for (const { index, event } of c.touched) {
+      const { line, changed } = redactEvent(event, p.redactor);
+      const text = toJsonLine(line);
+      c.lines[index] = text;
+      if (changed) redactions.push(`${line.seq} ${fastSha256(text)}`);
+    }
+    const text = c.lines.join('\n') + '\n';
+    p.scans.push(settled(p.source.scan(text).then((rules) => ({ name: events.name, rules }))));
+    // Important: the state is folded over the redacted lines, so state.json holds nothing they don't.
+    folds.push(settled(p.source.fold(run.run_id, text, false)));
+    events.add(Buffer.from(text, 'utf8'));
+    const r = reportEventText(c.lines, count === 0);
+    p.report.add(Buffer.from(r.text, 'utf8'));
+    p.reportScan.push(...r.escapedLines);
+    count += c.lines.length;
   }
-  return [...fired];
+  if (last ? last.seq !== run.head_seq || last.hash !== run.head_hash : run.head_seq !== 0) {
+    throw changedWhileExported();
+  }
+  await Promise.all(folds);
+  const state = (await p.source.fold(run.run_id, '', true))!;
+  return {
+    state,
+    redactions,
+    manifest: {
+      run_id: run.run_id,
+      dir,
+      source: run.source,
+      status: run.status,
+      task_id: run.task_id,
+      variant: run.variant,
+      events: count,
+      first_seq: first?.seq ?? 0,
+      last_seq: last?.seq ?? 0,
+      first_hash: first?.hash ?? null,
+      head_hash: last?.hash ?? run.head_hash,
+      redacted_events: redactions.length,
+      rules: diffCounts(p.redactor.counts(), before),
+    },
+  };
 }
 
-function zipOptions(e: Entry, mtime: Date) {
-  // Large entries get a fast deflate level: export throughput matters more than a few percent of size.
-  return { mtime, mode: 0o100644, compressionLevel: e.data.length > 1 << 20 ? 1 : 6 };
-}
-
-async function writeZip(entries: readonly Entry[], file: string, mtime: Date): Promise<void> {
-  const zip = new yazl.ZipFile();
-  for (const e of entries) zip.addBuffer(e.data, e.name, zipOptions(e, mtime));
-  zip.end();
-  await new Promise<void>((resolve, reject) => {
-    const out = createWriteStream(file, { flags: 'wx', mode: 0o644 });
-    out.on('error', reject);
-    zip.outputStream.on('error', reject);
-    out.on('close', resolve);
-    zip.outputStream.pipe(out);
-  });
+function chunkSource(
+  ledger: LedgerReader,
+  runs: readonly RunRow[],
+  profile: RedactionProfile,
+  workers: number | undefined,
+): ChunkSource {
+  const total = runs.reduce((n, r) => n + r.head_seq, 0);
+  const n = workers ?? (total >= WORKER_THRESHOLD ? 2 : 0);
+  const pooled =
+    n > 0
+      ? workerSource(n, {
+          dbFile: ledgerPath(ledger.folder),
+          profile,
+          rules: folderRedactRules(ledger.folder),
+        })
+      : null;
+  return pooled ?? inThreadSource(ledger, bundleRedactor(ledger, profile), profile);
 }
 
 /**
@@ -276,60 +305,46 @@ export async function exportBundle(ledger: LedgerReader, opts: ExportOptions): P
   const now = opts.now ?? (() => new Date().toISOString());
   const createdAt = now();
   const redactor = bundleRedactor(ledger, profile);
-
-  const entries: Entry[] = [];
+  const report = new EntryBuilder(REPORT);
+  const p: Pipeline = {
+    source: chunkSource(ledger, runs, profile, opts.workers),
+    redactor,
+    report,
+    scans: [],
+    reportScan: [],
+  };
+  const setReportHead = report.reserve();
+  const setAfterRun: ((raw: Buffer) => void)[] = [];
+  // Entries in zip order: per run events.jsonl, state.json, redactions.txt; then the rest.
+  const entries: (ZipEntry | EntryBuilder)[] = [];
   const manifestRuns: ManifestRun[] = [];
-  const reportRuns: { run_id: string; lines: string[]; state: unknown }[] = [];
+  const states: { run_id: string; state: RunState }[] = [];
+  /** The small entries' text, for the output scan. */
+  const scanned: { name: string; text: string }[] = [];
+  const small = (name: string, text: string): ZipEntry => {
+    scanned.push({ name, text });
+    return smallEntry(name, Buffer.from(text, 'utf8'));
+  };
   let eventsRedacted = 0;
-
-  runs.forEach((run, index) => {
-    const dir = runDir(index, run.run_id);
-    const before = redactor.counts();
-    const lines: string[] = [];
-    const redactions: string[] = [];
-    let state: RunState = initialState(run.run_id);
-    let first: LedgerEvent | null = null;
-    let last: LedgerEvent | null = null;
-    for (const e of ledger.iterate(run.run_id)) {
-      const { line, changed } = redactEvent(e, redactor);
-      const text = toJsonLine(line);
-      lines.push(text);
-      if (changed) redactions.push(`${line.seq} ${fastSha256(text)}`);
-      state = evolve(state, line);
-      first ??= line;
-      last = line;
+  try {
+    for (const [index, run] of runs.entries()) {
+      const dir = runDir(index, run.run_id);
+      const events = new EntryBuilder(`${dir}/events.jsonl`);
+      entries.push(events);
+      const r = await exportRun(p, run, dir, events);
+      setAfterRun.push(report.reserve());
+      eventsRedacted += r.redactions.length;
+      manifestRuns.push(r.manifest);
+      states.push({ run_id: run.run_id, state: r.state });
+      entries.push(
+        small(`${dir}/state.json`, JSON.stringify(r.state, null, 2) + '\n'),
+        small(`${dir}/redactions.txt`, r.redactions.length ? r.redactions.join('\n') + '\n' : ''),
+      );
     }
-    if (last && (last.seq !== run.head_seq || last.hash !== run.head_hash)) {
-      throw new ProofloopError('conflict', `run ${run.run_id} changed while it was exported; try again`);
-    }
-    eventsRedacted += redactions.length;
-    const rules = diffCounts(redactor.counts(), before);
-    const eventsData = Buffer.from(lines.length ? lines.join('\n') + '\n' : '', 'utf8');
-    entries.push(
-      { name: `${dir}/events.jsonl`, data: eventsData },
-      { name: `${dir}/state.json`, data: Buffer.from(JSON.stringify(state, null, 2) + '\n', 'utf8') },
-      {
-        name: `${dir}/redactions.txt`,
-        data: Buffer.from(redactions.length ? redactions.join('\n') + '\n' : '', 'utf8'),
-      },
-    );
-    manifestRuns.push({
-      run_id: run.run_id,
-      dir,
-      source: run.source,
-      status: run.status,
-      task_id: run.task_id,
-      variant: run.variant,
-      events: lines.length,
-      first_seq: first?.seq ?? 0,
-      last_seq: last?.seq ?? 0,
-      first_hash: first?.hash ?? null,
-      head_hash: last?.hash ?? run.head_hash,
-      redacted_events: redactions.length,
-      rules,
-    });
-    reportRuns.push({ run_id: run.run_id, lines, state });
-  });
+  } catch (e) {
+    await p.source.close();
+    throw e;
+  }
 
   const key = opts.sign ? loadOrCreateKeyPair(opts.keyDir) : null;
   const manifest: BundleManifest = {
@@ -343,44 +358,48 @@ export async function exportBundle(ledger: LedgerReader, opts: ExportOptions): P
     files: {},
     signer: key ? { alg: 'ed25519', fingerprint: key.fingerprint } : null,
   };
-  entries.push({ name: VERIFY_MD, data: Buffer.from(verifyMarkdown(manifest), 'utf8') });
-  const report = renderReport(manifest, reportRuns);
-  entries.push({ name: REPORT, data: Buffer.from(report.html, 'utf8'), scanText: report.scanText });
-  for (const e of entries) manifest.files[e.name] = { sha256: sha256Bytes(e.data), bytes: e.data.length };
-  const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + '\n', 'utf8');
-  entries.unshift({ name: MANIFEST, data: manifestBytes });
-  if (key)
-    entries.splice(1, 0, {
-      name: SIGNATURE,
-      data: Buffer.from(JSON.stringify(signManifest(manifestBytes, key), null, 2) + '\n'),
-    });
+  entries.push(small(VERIFY_MD, verifyMarkdown(manifest)));
+  const frame = reportFrame(manifest, states);
+  setReportHead(Buffer.from(frame.head, 'utf8'));
+  frame.after.forEach((text, i) => setAfterRun[i]!(Buffer.from(text, 'utf8')));
+  entries.push(report);
 
+  let zipEntries: ZipEntry[];
+  let fired: Set<string>;
+  try {
+    zipEntries = await Promise.all(entries.map((e) => (e instanceof EntryBuilder ? e.finish() : e)));
+    fired = new Set<string>();
+    for (const s of await Promise.all(p.scans)) for (const rule of s.rules) fired.add(`${s.name}: ${rule}`);
+  } finally {
+    await p.source.close();
+  }
+  for (const e of zipEntries) manifest.files[e.name] = { sha256: e.sha256, bytes: e.size };
+  const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + '\n', 'utf8');
+  const head: ZipEntry[] = [smallEntry(MANIFEST, manifestBytes)];
+  const sigText = key ? JSON.stringify(signManifest(manifestBytes, key), null, 2) + '\n' : '';
+  if (key) head.push(smallEntry(SIGNATURE, Buffer.from(sigText, 'utf8')));
+
+  // Important: the bundle's own bytes pass every detector before it may exist under its name. The
+  // events.jsonl chunks were scanned as they were made; here the rest: the small entries as they
+  // are, report.html as its frame and the lines the `<` escape changed (its other event lines are
+  // byte-identical to lines of events.jsonl, scanned already).
+  scanned.push(
+    { name: MANIFEST, text: manifestBytes.toString('utf8') },
+    { name: REPORT, text: [frame.scanText, ...p.reportScan].join('\n') },
+  );
+  for (const e of head.slice(1)) scanned.push({ name: e.name, text: sigText });
+  for (const { name, text } of scanned)
+    for (const rule of firedRules(text, profile)) fired.add(`${name}: ${rule}`);
+  if (fired.size > 0) {
+    throw new ProofloopError(
+      'invalid_input',
+      `refusing to write ${out}: a detector still fires on the redacted output (${[...fired].slice(0, 10).join('; ')}); ` +
+        'add a rule to .proofloop/redact.json or report this as a redaction bug',
+    );
+  }
   const partial = `${out}.partial-${randomBytes(6).toString('hex')}`;
   try {
-    // zlib deflates in the thread pool while this thread scans the very same bytes.
-    const written = writeZip(entries, partial, new Date(Date.parse(createdAt) || Date.now()));
-    let fired: string[];
-    try {
-      // Important: the bundle's own bytes pass every detector before it may exist under its name.
-      fired = scanEntries(entries, profile);
-    } finally {
-      await written.catch(() => undefined);
-    }
-    await written;
-    if (fired.length > 0) {
-      throw new ProofloopError(
-        'invalid_input',
-        `refusing to write ${out}: a detector still fires on the redacted output (${fired.slice(0, 10).join('; ')}); ` +
-          'add a rule to .proofloop/redact.json or report this as a redaction bug',
-      );
-    }
-    // Durable before it takes the target name: a crash leaves the old file or the whole new one.
-    const fd = openSync(partial, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    writeZipFile(partial, [...head, ...zipEntries], new Date(Date.parse(createdAt) || Date.now()));
     renameSync(partial, out);
   } catch (e) {
     rmSync(partial, { force: true });

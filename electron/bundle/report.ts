@@ -1,13 +1,5 @@
 import type { BundleManifest } from './format';
 
-/** One run as the report embeds it: the bundle's redacted event lines and the final-state summary. */
-export interface ReportRun {
-  run_id: string;
-  /** The exact JSONL lines of the bundle's events.jsonl, without newlines. */
-  lines: readonly string[];
-  state: unknown;
-}
-
 const CSS = `
 *{box-sizing:border-box}body{margin:0;font:13px/1.45 system-ui,sans-serif;color:#1d232b;background:#f6f7f9}
 header{padding:10px 16px;background:#1d232b;color:#fff}header h1{font-size:16px;margin:0 0 4px}
@@ -60,36 +52,48 @@ function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** The page and, for the exporter's output scan, the same page with its event lines left out. */
-export interface RenderedReport {
-  html: string;
-  /**
-   * The page with its data block replaced by the parts that are not verbatim events.jsonl lines:
-   * run ids, states, and the lines that the `<` escape changed. The others are byte-identical to
-   * lines of events.jsonl, which the exporter scans anyway: scanning them twice would only double
-   * the cost of the largest scan.
-   */
+/** Escapes `<` inside the data block: it only occurs inside JSON strings, where \u003c means the same. */
+const esc3c = (t: string): string => (t.includes('<') ? t.replace(/</g, '\\u003c') : t);
+
+/**
+ * report.html around its event lines, so the exporter can stream the lines (deflated piece by piece)
+ * and fill the rest in once the states and counts are known: the page is `head`, run 0's event
+ * text (reportEventText), `after[0]`, run 1's event text, …, `after[n-1]`.
+ */
+export interface ReportFrame {
+  head: string;
+  /** Run i's state and the start of run i+1, or the end of the page. */
+  after: string[];
+  /** The frame's own text, for the exporter's output scan (the event lines are scanned apart). */
   scanText: string;
+}
+
+/** A run's event lines as they sit in the data block: joined by ',', with `<` escaped. */
+export function reportEventText(
+  lines: readonly string[],
+  first: boolean,
+): { text: string; escapedLines: string[] } {
+  let text = (first || lines.length === 0 ? '' : ',') + lines.join(',');
+  const escapedLines: string[] = [];
+  if (text.includes('<')) {
+    text = esc3c(text);
+    for (const line of lines) if (line.includes('<')) escapedLines.push(esc3c(line));
+  }
+  return { text, escapedLines };
 }
 
 /**
  * report.html: one self-contained page (inline CSS and JS, a CSP that forbids every fetch) that
  * shows the bundle's runs read-only: a timeline per run, an event's payload on click, the final state.
+ * Important: every part of the data block goes through esc3c, so no `</script>` or `<!--` in event
+ * content can end it.
  */
-export function renderReport(manifest: BundleManifest, runs: readonly ReportRun[]): RenderedReport {
-  // Important: `<` only occurs inside JSON strings, where \u003c means the same; so no `</script>`
-  // or `<!--` in event content can end the data block.
-  const esc3c = (t: string) => t.replace(/</g, '\\u003c');
-  const parts: string[] = ['{"runs":['];
-  const scanned: string[] = [];
-  runs.forEach((r, i) => {
-    const head = `${i ? ',' : ''}{"run_id":${JSON.stringify(r.run_id)},"state":${JSON.stringify(r.state)},"events":[`;
-    parts.push(head, r.lines.join(','), ']}');
-    scanned.push(esc3c(head));
-    for (const line of r.lines) if (line.includes('<')) scanned.push(esc3c(line));
-  });
-  parts.push(']}');
-  const data = esc3c(parts.join(''));
+export function reportFrame(
+  manifest: BundleManifest,
+  runs: readonly { run_id: string; state: unknown }[],
+): ReportFrame {
+  const open = (i: number) => `{"run_id":${JSON.stringify(runs[i]!.run_id)},"events":[`;
+  const close = (i: number) => `],"state":${JSON.stringify(runs[i]!.state)}}`;
   const rules = Object.entries(manifest.redaction.rules)
     .map(([rule, n]) => `<tr><td>${esc(rule)}</td><td>${n}</td></tr>`)
     .join('');
@@ -109,9 +113,14 @@ export function renderReport(manifest: BundleManifest, runs: readonly ReportRun[
 <section><h2>Payload</h2><pre id="payload-body" data-testid="payload"></pre><h2>Final state</h2><pre id="state-body" data-testid="state"></pre></section>
 </main>
 <script type="application/json" id="bundle-data">`;
-  const after = `</script>
+  const end = `</script>
 <script>${SCRIPT}</script>
 </body></html>
 `;
-  return { html: before + data + after, scanText: [before, ...scanned, after].join('\n') };
+  const head = before + esc3c('{"runs":[' + (runs.length ? open(0) : ''));
+  const after = runs.map((_, i) =>
+    i + 1 < runs.length ? esc3c(close(i) + ',' + open(i + 1)) : esc3c(close(i) + ']}') + end,
+  );
+  if (runs.length === 0) return { head: head + ']}' + end, after: [], scanText: head + ']}' + end };
+  return { head, after, scanText: [head, ...after].join('\n') };
 }

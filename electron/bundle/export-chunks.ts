@@ -1,0 +1,95 @@
+import { toJsonLine, type LedgerEvent } from '../../shared/protocol';
+import { evolve, initialState, type FoldEvent, type RunState } from '../../shared/state';
+import { SHARE_DETECTORS, scanForSecrets, type Redactor } from '../../shared/redact';
+import { digestEvent } from '../crypto';
+import type { RedactionProfile } from './format';
+
+/*
+ * The exporter's per-chunk work, shared by its worker threads (export-worker.ts) and its in-thread
+ * path, so both give the same bytes.
+ */
+
+/**
+ * The bundle form of one stored event: the payload through the export redactor; when it changed,
+ * the line carries the original digest so `hash = sha256(prev + digest)` still links.
+ */
+export function redactEvent(e: LedgerEvent, redactor: Redactor): { line: LedgerEvent; changed: boolean } {
+  const r = redactor.redactValue(e.payload, { path: ['payload'] });
+  const base: LedgerEvent = {
+    seq: e.seq,
+    run_id: e.run_id,
+    kind: e.kind,
+    v: e.v,
+    at: e.at,
+    payload: e.payload,
+    prev: e.prev,
+    hash: e.hash,
+  };
+  // An event the ledger already holds redacted (a run opened from a bundle) keeps its carried digest.
+  if (e.digest !== undefined) base.digest = e.digest;
+  if (!r.changed) return { line: base, changed: e.digest !== undefined };
+  base.payload = r.value;
+  base.digest = e.digest ?? digestEvent(e.seq, e.run_id, e.kind, e.v, e.at, e.payload);
+  return { line: base, changed: true };
+}
+
+/** The bundle lines of a run of consecutive stored events. */
+export interface LineChunk {
+  /** Each event's line, without newline; '' where the event is in `touched` instead. */
+  lines: string[];
+  /**
+   * Events the profile changes (or that already carry a digest). The exporter redacts these itself,
+   * in order, with the bundle's one redactor: their placeholders are numbered across the bundle.
+   */
+  touched: { index: number; event: LedgerEvent }[];
+  first: { seq: number; prev: string; hash: string } | null;
+  last: { seq: number; hash: string } | null;
+}
+
+/**
+ * Lines of the events that the profile leaves alone, and the others apart. Whether the profile
+ * changes an event depends only on the event (and the rules), never on what the redactor saw
+ * before: its memory only numbers placeholders. So any redactor of the same profile and rules can
+ * tell, and a worker's own redactor sorts events exactly as the bundle's would.
+ */
+export function lineChunk(events: Iterable<LedgerEvent>, redactor: Redactor): LineChunk {
+  const out: LineChunk = { lines: [], touched: [], first: null, last: null };
+  for (const e of events) {
+    const r = redactor.redactValue(e.payload, { path: ['payload'] });
+    if (r.changed || r.hits > 0 || e.digest !== undefined) {
+      out.touched.push({ index: out.lines.length, event: e });
+      out.lines.push('');
+    } else {
+      const { seq, run_id, kind, v, at, payload, prev, hash } = e;
+      out.lines.push(toJsonLine({ seq, run_id, kind, v, at, payload, prev, hash }));
+    }
+    out.first ??= { seq: e.seq, prev: e.prev, hash: e.hash };
+    out.last = { seq: e.seq, hash: e.hash };
+  }
+  // Placeholders this redactor numbered are never used: forgetting them bounds its memory.
+  redactor.forget();
+  return out;
+}
+
+/** The rules of every detector (the share profile's own ones too) that fire in a text. */
+export function firedRules(text: string, profile: RedactionProfile): string[] {
+  const rules = new Set(scanForSecrets(text).map((f) => f.rule));
+  if (profile === 'share') for (const f of scanForSecrets(text, SHARE_DETECTORS)) rules.add(f.rule);
+  return [...rules];
+}
+
+/**
+ * The state after one more finished chunk of events.jsonl (complete lines). Important: it folds the
+ * redacted lines as they go into the bundle, so state.json holds nothing they don't.
+ */
+export function foldChunk(state: RunState | undefined, runId: string, text: string): RunState {
+  let s = state ?? initialState(runId);
+  let start = 0;
+  while (start < text.length) {
+    const nl = text.indexOf('\n', start);
+    const end = nl < 0 ? text.length : nl;
+    if (end > start) s = evolve(s, JSON.parse(text.slice(start, end)) as FoldEvent);
+    start = end + 1;
+  }
+  return s;
+}
