@@ -5,7 +5,20 @@ import { currentCache } from '../features/timeline/eventCache';
 import type { AppState } from './index';
 import { shareEqual } from './shareEqual';
 
+/**
+ * How long the view waits for the state of a new seq before it moves without it (the state panel
+ * then says "updating…"). The state of a seq usually arrives in a few milliseconds: waiting for it
+ * paints the step once (row highlight, payload and state in one commit) instead of twice.
+ */
+export const VIEW_WAIT_MS = 100;
+
 export interface InspectorSlice {
+  /**
+   * The seq the timeline highlight, the seq indicator, the scrubber thumb and the payload and state
+   * panels show. It follows `seq` (the selection, updated at once by every key) together with the
+   * state at that seq, in one store update, or after VIEW_WAIT_MS when the state is slow.
+   */
+  viewSeq: number;
   /** The state at `stateSeq` of `stateRun`: may lag the selected seq while a request is in flight. */
   stateAt: StateAt | null;
   stateRun: string | null;
@@ -19,13 +32,30 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
   // One request pair in flight; while keys are held, only the newest seq is fetched next.
   let busy = false;
   let lastKey = '';
+  let waitTimer: ReturnType<typeof setTimeout> | null = null;
+
+  function stopWaiting() {
+    if (waitTimer !== null) clearTimeout(waitTimer);
+    waitTimer = null;
+  }
+
+  /** Moves the view to the selection after VIEW_WAIT_MS unless its state arrives first. */
+  function waitForState() {
+    stopWaiting();
+    if (get().viewSeq === get().seq) return;
+    waitTimer = setTimeout(() => {
+      waitTimer = null;
+      const { seq, viewSeq } = get();
+      if (viewSeq !== seq) set({ viewSeq: seq });
+    }, VIEW_WAIT_MS);
+  }
 
   async function pump(): Promise<void> {
     if (busy) return;
     busy = true;
     try {
       for (;;) {
-        const { runId, seq } = get();
+        const { runId, seq, viewSeq: viewBefore } = get();
         const key = `${runId}\u0000${seq}`;
         if (!runId || seq < 1 || key === lastKey) break;
         lastKey = key;
@@ -43,12 +73,18 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
           callOptional('state.at', { run_id: runId, seq }),
           callOptional('state.changes', { run_id: runId, seq }),
         ]);
-        if (get().runId !== runId) continue;
+        const now = get();
+        if (now.runId !== runId) continue;
+        // The view moves to this seq with its state in the same update (one commit, one paint),
+        // unless the wait ran out meanwhile and the view already shows a later selection.
+        const viewSeq = now.seq === seq || now.viewSeq === viewBefore ? seq : now.viewSeq;
+        if (viewSeq === now.seq) stopWaiting();
         set({
+          viewSeq,
           stateRun: runId,
           stateAt: at.ok
-            ? { ...at.value, state: shareEqual(get().stateAt?.state, at.value.state) }
-            : get().stateAt,
+            ? { ...at.value, state: shareEqual(now.stateAt?.state, at.value.state) }
+            : now.stateAt,
           stateError: at.ok ? null : at.error,
           changes: ch.ok ? ch.value : null,
           changesError: ch.ok ? null : ch.error,
@@ -60,17 +96,26 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
   }
 
   return {
+    viewSeq: 0,
     stateAt: null,
     stateRun: null,
     stateError: null,
     changes: null,
     changesError: null,
     requestState() {
-      const { runId, stateRun } = get();
+      const { runId, stateRun, seq } = get();
       if (runId !== stateRun) {
         lastKey = '';
-        set({ stateAt: null, stateRun: runId, changes: null, stateError: null, changesError: null });
+        set({
+          viewSeq: seq,
+          stateAt: null,
+          stateRun: runId,
+          changes: null,
+          stateError: null,
+          changesError: null,
+        });
       }
+      waitForState();
       void pump();
     },
   };

@@ -2,6 +2,9 @@ import { subscribe } from '../api/api';
 import { formatHash, parseHash, type Route } from './route';
 import { useApp } from './index';
 
+/** How long a step waits before the URL hash shows its seq. */
+const HASH_SETTLE_MS = 250;
+
 function routeOfState(): Route {
   const s = useApp.getState();
   if (s.view === 'diff' && s.diffLeft && s.diffRight)
@@ -52,33 +55,42 @@ export function startSync(): () => void {
   void s.loadFolder();
   void s.loadRuns();
 
-  // The hash follows the store; replaceState keeps stepping out of the history stack.
+  // The hash follows the store. A new view or run is a history entry at once; a step only replaces
+  // the entry, and not on every key: history.replaceState costs a same-document navigation (and
+  // Chromium throttles a page that makes hundreds of them), so steps settle for a moment first.
   let last = window.location.hash;
   let pending = false;
+  let stepTimer: ReturnType<typeof setTimeout> | null = null;
+  const writeHash = () => {
+    if (stepTimer !== null) clearTimeout(stepTimer);
+    stepTimer = null;
+    const next = formatHash(routeOfState());
+    if (next === last) return;
+    const a = parseHash(last) as { view: string; runId?: string };
+    const b = parseHash(next) as { view: string; runId?: string };
+    last = next;
+    if (a.view !== b.view || a.runId !== b.runId) history.pushState(null, '', next);
+    else history.replaceState(null, '', next);
+  };
   const unsub = useApp.subscribe((st, prev) => {
     if (
-      st.view === prev.view &&
-      st.runId === prev.runId &&
-      st.seq === prev.seq &&
-      st.diffLeft === prev.diffLeft &&
-      st.diffRight === prev.diffRight
-    )
-      return;
-    if (pending) return;
-    pending = true;
-    queueMicrotask(() => {
-      pending = false;
-      const next = formatHash(routeOfState());
-      if (next !== last) {
-        const viewChanged =
-          parseHash(last).view !== parseHash(next).view ||
-          (parseHash(last) as { runId?: string }).runId !== (parseHash(next) as { runId?: string }).runId;
-        last = next;
-        if (viewChanged) history.pushState(null, '', next);
-        else history.replaceState(null, '', next);
-      }
-    });
+      st.view !== prev.view ||
+      st.runId !== prev.runId ||
+      st.diffLeft !== prev.diffLeft ||
+      st.diffRight !== prev.diffRight
+    ) {
+      if (pending) return;
+      pending = true;
+      queueMicrotask(() => {
+        pending = false;
+        writeHash();
+      });
+    } else if (st.seq !== prev.seq && !pending && stepTimer === null) {
+      stepTimer = setTimeout(writeHash, HASH_SETTLE_MS);
+    }
   });
+  // A reload or a closed window keeps the last step.
+  window.addEventListener('pagehide', writeHash);
   const onHash = () => {
     if (window.location.hash === last) return;
     last = window.location.hash;
@@ -91,5 +103,7 @@ export function startSync(): () => void {
     unsub();
     window.removeEventListener('hashchange', onHash);
     window.removeEventListener('popstate', onHash);
+    window.removeEventListener('pagehide', writeHash);
+    if (stepTimer !== null) clearTimeout(stepTimer);
   };
 }

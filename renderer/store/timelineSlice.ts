@@ -23,7 +23,10 @@ export interface TimelineSlice {
   runId: string | null;
   /** Head seq of the selected run (its event count for a gapless run). */
   head: number;
-  /** Selected seq; 0 before a run has events. */
+  /**
+   * Selected seq; 0 before a run has events. Views show `viewSeq`, which follows this one together
+   * with the state at it (inspectorSlice).
+   */
   seq: number;
   follow: boolean;
   filter: FilteredSeqs | null;
@@ -94,7 +97,16 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
     timelineError: null,
 
     goHome: () =>
-      set({ view: 'home', runId: null, seq: 0, head: 0, markers: [], findings: [], filter: null }),
+      set({
+        view: 'home',
+        runId: null,
+        seq: 0,
+        viewSeq: 0,
+        head: 0,
+        markers: [],
+        findings: [],
+        filter: null,
+      }),
 
     selectRun(runId, seq) {
       const token = ++selectToken;
@@ -102,11 +114,13 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
       const head = known?.head_seq ?? 0;
       const wanted = seq ?? (head > 0 ? 1 : 0);
       eventCache(runId, head);
+      const first = Math.min(wanted, head || wanted);
       set({
         view: 'run',
         runId,
         head,
-        seq: Math.min(wanted, head || wanted),
+        seq: first,
+        viewSeq: first,
         follow: known?.status === 'running' && seq == null,
         filter: null,
         markers: [],

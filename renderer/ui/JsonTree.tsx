@@ -147,6 +147,11 @@ const Node = memo(function Node({ name, value, path, depth, openDepth, marks }: 
     ? value.map((v, i) => [i, v])
     : Object.entries(value as Record<string, unknown>);
   const brackets = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
+  const shown = open ? entries.slice(0, limit) : [];
+  const paths = shown.map(([k, v]) => childPath(path, k, value, v));
+  // Items of a list that slides (the state keeps the newest N calls, context entries…) are keyed by
+  // their id path, so a step removes one node and adds one instead of re-rendering every item.
+  const byPath = Array.isArray(value) && new Set(paths).size === paths.length;
   return (
     <div className={cls} data-path={path}>
       <button type="button" className="j-toggle" onClick={() => setToggled(!open)} aria-expanded={open}>
@@ -167,12 +172,20 @@ const Node = memo(function Node({ name, value, path, depth, openDepth, marks }: 
       </button>
       {open && (
         <div className="j-children">
-          {entries.slice(0, limit).map(([k, v]) => {
-            const p = childPath(path, k, value, v);
+          {shown.map(([k, v], i) => {
+            const p = paths[i]!;
             // Only marked branches get the marks: the others keep equal props and skip rendering.
             const m = marks && (marks.exact.has(p) || marks.within.has(p)) ? marks : undefined;
             return (
-              <Node key={k} name={k} value={v} path={p} depth={depth + 1} openDepth={openDepth} marks={m} />
+              <Node
+                key={byPath ? p : k}
+                name={k}
+                value={v}
+                path={p}
+                depth={depth + 1}
+                openDepth={openDepth}
+                marks={m}
+              />
             );
           })}
           {entries.length > limit && (

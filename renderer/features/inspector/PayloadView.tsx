@@ -139,7 +139,7 @@ function Artifact({ runId, field, digest }: { runId: string; field: string; dige
 
 export function PayloadView() {
   const runId = useApp((s) => s.runId);
-  const seq = useApp((s) => s.seq);
+  const seq = useApp((s) => s.viewSeq);
   const head = useApp((s) => s.head);
   const setSeq = useApp((s) => s.setSeq);
   const cache = useMemo(() => (runId ? eventCache(runId, head) : null), [runId, head]);

@@ -44,7 +44,7 @@ export const ChangeList = memo(function ChangeList({
 
 /** The state reconstructed at the selected seq, and what changed from seq − 1. */
 export function StateView() {
-  const seq = useApp((s) => s.seq);
+  const seq = useApp((s) => s.viewSeq);
   const stateAt = useApp((s) => s.stateAt);
   const stateError = useApp((s) => s.stateError);
   const changes = useApp((s) => s.changes);

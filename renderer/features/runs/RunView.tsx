@@ -10,7 +10,7 @@ import { StateView } from '../inspector/StateView';
 import { BundleBanner } from '../bundle/BundleBanner';
 
 function SeqIndicator() {
-  const seq = useApp((s) => s.seq);
+  const seq = useApp((s) => s.viewSeq);
   const head = useApp((s) => s.head);
   return (
     <span className="seq-indicator mono" data-testid="seq-indicator">

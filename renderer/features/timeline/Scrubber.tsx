@@ -33,7 +33,7 @@ export function Scrubber() {
   const markers = useApp((s) => s.markers);
   const setSeq = useApp((s) => s.setSeq);
   const setFollow = useApp((s) => s.setFollow);
-  const seq = useApp((s) => s.seq);
+  const seq = useApp((s) => s.viewSeq);
   const ref = useRef<HTMLDivElement>(null);
   const seqAtX = useCallback(
     (clientX: number) => {

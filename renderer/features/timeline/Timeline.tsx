@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef } from 'react';
+import { useLayoutEffect, useMemo, useRef } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useApp } from '../../store';
 import { lowerBound } from '../../store/timelineSlice';
@@ -29,20 +29,26 @@ export function Timeline() {
     overscan: 15,
   });
 
-  // Keep the selected row in view without re-rendering the list on every step.
-  useEffect(() => {
+  // Keep the shown row in view without re-rendering the list on every step. Rows have one height,
+  // so the row's offset is known without measuring; the scroll is written once, before React
+  // commits the step, while the layout is still clean (no forced layout after a DOM write).
+  useLayoutEffect(() => {
     const scrollTo = (seq: number) => {
-      if (seq < 1) return;
+      const el = parentRef.current;
+      if (!el || seq < 1) return;
       const st = useApp.getState();
       const index = st.filter ? lowerBound(st.filter.seqs, seq) : seq - 1;
-      if (index >= 0 && index < (st.filter ? st.filter.seqs.length : st.head))
-        virtualizer.scrollToIndex(index, { align: 'auto' });
+      if (index < 0 || index >= (st.filter ? st.filter.seqs.length : st.head)) return;
+      const top = index * ROW_HEIGHT;
+      const { scrollTop, clientHeight } = el;
+      if (top < scrollTop) el.scrollTop = top;
+      else if (top + ROW_HEIGHT > scrollTop + clientHeight) el.scrollTop = top + ROW_HEIGHT - clientHeight;
     };
-    scrollTo(useApp.getState().seq);
+    scrollTo(useApp.getState().viewSeq);
     return useApp.subscribe((s, prev) => {
-      if (s.seq !== prev.seq || s.head !== prev.head || s.filter !== prev.filter) scrollTo(s.seq);
+      if (s.viewSeq !== prev.viewSeq) scrollTo(s.viewSeq);
     });
-  }, [virtualizer, runId]);
+  }, [runId, count, seqs]);
 
   if (timelineError) return <ErrorBox error={timelineError} what="Reading the run" />;
   if (head === 0)

@@ -44,7 +44,7 @@ interface RowProps {
 
 /** One timeline row. Selection is read per row, so a step re-renders two rows, not the list. */
 export const TimelineRow = memo(function TimelineRow({ seq, cache, runStart, top, height }: RowProps) {
-  const selected = useApp((s) => s.seq === seq);
+  const selected = useApp((s) => s.viewSeq === seq);
   const findings = useApp((s) => findingsBySeq(s.findings).get(seq));
   const setSeq = useApp((s) => s.setSeq);
   const ev = useEvent(cache, seq);
