@@ -1,6 +1,6 @@
-import { HASH_RE, KIND_RE, ZERO_HASH, checkEvent, checkPayload } from '../../shared/protocol';
+import { HASH_RE, KIND_RE, ZERO_HASH, canonicalJson, checkEvent, checkPayload } from '../../shared/protocol';
 import { redactCredentials } from '../../shared/redact';
-import { digestEvent as fastDigest, linkHash as link } from '../crypto';
+import { digestEventCanonical, linkHash as link } from '../crypto';
 
 /**
  * The three line formats the importer reads, told apart line by line:
@@ -47,7 +47,10 @@ export interface ParsedEvent {
   json: string;
   /** seed004 only: the unredacted converted payload, digested once the seq is known. */
   orig: Record<string, unknown> | null;
-  /** Over the unredacted event; null for seed004 until sequenced. */
+  /**
+   * Over the unredacted event; null for seed004 until sequenced, and for an unredacted event that
+   * came back from a parse worker (the ledger stores a digest only beside a redacted payload).
+   */
   digest: string | null;
   redacted: boolean;
   /** proofloop only: the carried chain fields and whether hash = sha256(prev + digest). */
@@ -72,6 +75,13 @@ const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !
 const posInt = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
 
 /**
+ * The hash of the last line whose hash was checked: nearly every line's prev is the hash of the
+ * line before, so its check is one compare instead of a regular expression (~0.3 µs a line).
+ */
+let lastHash = ZERO_HASH;
+const isHash = (x: unknown): boolean => typeof x === 'string' && (x === lastHash || HASH_RE.test(x));
+
+/**
  * A conservative copy of EnvelopeSchema: when it says yes, the schema says yes too. When it says
  * no, the schema is asked (for its message, and in case this check was stricter).
  */
@@ -90,10 +100,8 @@ function envelopeLooksValid(o: Obj): boolean {
     typeof at === 'string' &&
     at.length >= 1 &&
     isObj(o.payload) &&
-    typeof o.prev === 'string' &&
-    HASH_RE.test(o.prev) &&
-    typeof o.hash === 'string' &&
-    HASH_RE.test(o.hash) &&
+    isHash(o.prev) &&
+    isHash(o.hash) &&
     (o.digest === undefined || (typeof o.digest === 'string' && HASH_RE.test(o.digest)))
   );
 }
@@ -180,13 +188,17 @@ function fillSeed004(
   return out;
 }
 
-function redact(payload: Obj): { payload: Obj; json: string; redacted: boolean } {
+/**
+ * The payload as stored: after credential redaction, as canonical JSON (RFC 8785), the very text
+ * its digest covers when nothing was redacted, so the digest's serialisation is not done twice.
+ */
+function redact(payload: Obj, canonical: string | null): { payload: Obj; json: string; redacted: boolean } {
   const r = redactCredentials(payload);
   if (r.hits > 0) {
-    const json = JSON.stringify(r.value);
+    const json = canonicalJson(r.value);
     return { payload: JSON.parse(json) as Obj, json, redacted: true };
   }
-  return { payload, json: JSON.stringify(payload), redacted: false };
+  return { payload, json: canonical ?? canonicalJson(payload), redacted: false };
 }
 
 const bad = (code: ParsedBad['code'], message: string, o?: Obj | null): ParsedBad => ({
@@ -228,10 +240,12 @@ export function parseLine(text: string): Parsed {
     const at = raw.at as string;
     const orig = raw.payload as Obj;
     const carried = raw.digest as string | undefined;
-    const digest = carried ?? fastDigest(seq, runId, kind, v, at, orig);
+    const canonical = canonicalJson(orig);
+    const digest = carried ?? digestEventCanonical(seq, runId, kind, v, at, canonical);
     const prev = raw.prev as string;
     const hash = raw.hash as string;
-    const r = redact(orig);
+    lastHash = hash;
+    const r = redact(orig, canonical);
     return {
       t: 'ev',
       fmt,
@@ -270,8 +284,9 @@ export function parseLine(text: string): Parsed {
     const msg = check(env);
     if (msg !== null) return bad('invalid_event', msg, raw);
     const e = env as { seq: number; run_id: string; kind: string; v: number; at: string; payload: Obj };
-    const digest = fastDigest(e.seq, e.run_id, e.kind, e.v, e.at, e.payload);
-    const r = redact(e.payload);
+    const canonical = canonicalJson(e.payload);
+    const digest = digestEventCanonical(e.seq, e.run_id, e.kind, e.v, e.at, canonical);
+    const r = redact(e.payload, canonical);
     return {
       t: 'ev',
       fmt,
@@ -314,7 +329,7 @@ export function parseLine(text: string): Parsed {
   };
   const msg = check(env);
   if (msg !== null) return bad('invalid_event', msg, raw);
-  const r = redact(payload);
+  const r = redact(payload, null);
   return {
     t: 'ev',
     fmt,

@@ -15,6 +15,13 @@ import { unpackResults, type PackedBlock } from './transfer';
  */
 const PARALLEL_MIN = 8 << 20;
 const IN_FLIGHT = 4;
+/**
+ * A parse worker's young generation. A block's ~3,000 parsed lines live until the block is packed,
+ * so with V8's default (16 MiB semi-spaces) many survive a scavenge and are copied, then promoted:
+ * garbage collection took ~23% of the worker's time. Measured on the worker's own loop: 7.4–7.8
+ * µs a line with 128 MiB semi-spaces against 9.5–10 µs with the default.
+ */
+const YOUNG_MB = 384;
 
 interface Pool {
   parse(buf: Buffer): Promise<LineResult[]>;
@@ -29,7 +36,9 @@ function startPool(): Pool | null {
   let next = 0;
   let broken: Error | null = null;
   for (let i = 0; i < n; i++) {
-    const w = startWorker(import.meta.url, './worker.ts', './ingest-worker.js');
+    const w = startWorker(import.meta.url, './worker.ts', './ingest-worker.js', {
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB },
+    });
     if (!w) break;
     w.on('message', (m: { id: number; packed: PackedBlock }) => {
       const p = waiting.get(m.id);

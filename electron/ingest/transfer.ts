@@ -76,7 +76,9 @@ export function packResults(results: LineResult[]): PackedBlock {
     parts.push(r.at, r.json);
     if (r.prev === lastHash) flags |= F_PREV_CHAINED;
     else parts.push(r.prev!);
-    parts.push(r.hash!, r.digest!);
+    parts.push(r.hash!);
+    // The digest is stored only for a redacted event; the chain check (hashOk) was made here.
+    if (r.redacted) parts.push(r.digest!);
     lastHash = r.hash;
     const o = j * K;
     cols[o] = i;
@@ -109,7 +111,7 @@ export function unpackResults(b: PackedBlock): LineResult[] {
     const json = take(cols[o + 5]!);
     const prev = flags & F_PREV_CHAINED ? lastHash : take(HEX_LEN);
     const hash = take(HEX_LEN);
-    const digest = take(HEX_LEN);
+    const digest = flags & F_REDACTED ? take(HEX_LEN) : null;
     lastHash = hash;
     out[cols[o]!] = {
       t: 'ev',

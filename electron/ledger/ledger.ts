@@ -13,6 +13,7 @@ import { redactCredentials } from '../../shared/redact';
 import { ProofloopError } from '../../shared/result';
 import { digestEvent, sha256Hex } from '../crypto';
 import { ledgerPath, openDatabase, type Db } from './open';
+import { kindsQuery } from './kinds-index';
 import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
 
@@ -155,12 +156,13 @@ export interface LedgerReader {
   findings(runId?: string): Finding[];
 }
 
-const STATUS_OF: Record<string, string> = {
-  run_started: 'running',
-  run_resumed: 'running',
-  run_completed: 'completed',
-  run_failed: 'failed',
-};
+// A Map, not an object literal: a run may carry any snake_case kind, `constructor` among them.
+const STATUS_OF = new Map<string, string>([
+  ['run_started', 'running'],
+  ['run_resumed', 'running'],
+  ['run_completed', 'completed'],
+  ['run_failed', 'failed'],
+]);
 
 /** What the runs table learns from a batch: the latest status, and task and variant from run_started. */
 function runFacts(items: readonly { kind: string; payload: Record<string, unknown> }[]) {
@@ -168,7 +170,7 @@ function runFacts(items: readonly { kind: string; payload: Record<string, unknow
   let taskId: string | null = null;
   let variant: string | null = null;
   for (const p of items) {
-    status = STATUS_OF[p.kind] ?? status;
+    status = STATUS_OF.get(p.kind) ?? status;
     if (p.kind === 'run_started') {
       taskId = typeof p.payload.task_id === 'string' ? p.payload.task_id : null;
       const agent = p.payload.agent as { variant?: unknown } | undefined;
@@ -399,12 +401,8 @@ export class Ledger implements LedgerReader {
     let rows: IterableIterator<EventRowDb>;
     const filtered = q.kinds !== undefined && q.kinds.length > 0;
     if (filtered) {
-      const marks = q.kinds!.map(() => '?').join(', ');
       rows = this.db
-        .prepare(
-          `SELECT seq, kind, v, at, payload, hash, digest FROM events
-           WHERE run_no = ? AND kind IN (${marks}) AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
-        )
+        .prepare(kindsQuery('seq, kind, v, at, payload, hash, digest', q.kinds!))
         .iterate(runNo, ...q.kinds!, from, to, limit) as IterableIterator<EventRowDb>;
     } else {
       rows = this.stmts.readRange.iterate(runNo, from, to, limit) as IterableIterator<EventRowDb>;
@@ -466,10 +464,12 @@ export class Ledger implements LedgerReader {
       first_at: events[0]!.at,
       n: events.length,
       ...runFacts(
-        events.map((e) => ({
-          kind: e.kind,
-          payload: e.kind === 'run_started' ? (JSON.parse(e.payloadJson) as Record<string, unknown>) : {},
-        })),
+        events
+          .filter((e) => STATUS_OF.has(e.kind))
+          .map((e) => ({
+            kind: e.kind,
+            payload: e.kind === 'run_started' ? (JSON.parse(e.payloadJson) as Record<string, unknown>) : {},
+          })),
       ),
     });
   }

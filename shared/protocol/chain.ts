@@ -36,13 +36,26 @@ export function digestParts(
   payload: unknown,
   sha256: Sha256Hex,
 ): string {
+  return digestCanonical(seq, runId, kind, v, at, canonicalJson(payload), sha256);
+}
+
+/** digestParts for a payload whose canonical JSON is already in hand (the ledger stores that text). */
+export function digestCanonical(
+  seq: number,
+  runId: string,
+  kind: string,
+  v: number,
+  at: string,
+  payloadCanonical: string,
+  sha256: Sha256Hex,
+): string {
   return sha256(
     '{"at":' +
       JSON.stringify(at) +
       ',"kind":' +
       JSON.stringify(kind) +
       ',"payload":' +
-      canonicalJson(payload) +
+      payloadCanonical +
       ',"run_id":' +
       JSON.stringify(runId) +
       ',"seq":' +

@@ -4,6 +4,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ledger, ledgerPath, repairMirrors, verifyEvents } from '../../electron/ledger';
 import { freshFolder, runTs, cli } from './helpers/tmp';
+import { migrations } from '../../electron/ledger/migrations';
+import { kindsQuery } from '../../electron/ledger/kinds-index';
 
 const started = {
   task_id: 'discount',
@@ -177,6 +179,19 @@ describe('ledger on a real SQLite file', () => {
     ledger.close();
   });
 
+  it('takes kinds named like Object.prototype members as ordinary unknown kinds', () => {
+    const ledger = Ledger.open(folder());
+    const w = ledger.writer('proto-kinds');
+    w.append('run_started', started);
+    for (const kind of ['constructor', 'to_string', 'value_of']) w.append(kind, { note: kind });
+    w.close();
+    const run = ledger.run('proto-kinds')!;
+    expect(run.status).toBe('running');
+    expect(run.event_count).toBe(4);
+    expect(ledger.read('proto-kinds', { kinds: ['constructor'] }).map((e) => e.seq)).toEqual([2]);
+    ledger.close();
+  });
+
   it('refuses a ledger written by a newer schema, and one whose applied migration was edited', () => {
     const dir = folder();
     Ledger.open(dir).close();
@@ -192,6 +207,90 @@ describe('ledger on a real SQLite file', () => {
     raw2.close();
     expect(() => Ledger.open(dir2)).toThrow(/migration 1 \(initial\) was edited after it was applied/);
     expect(existsSync(ledgerPath(dir2))).toBe(true);
+  });
+});
+
+describe('reads by kind', () => {
+  const kindsOf = (i: number) =>
+    ['model_proposed', 'action_allowed', 'tool_invoked', 'tool_returned', 'action_denied', 'judge_verdict'][
+      i % 6
+    ]!;
+  const payloadOf = (kind: string, i: number): Record<string, unknown> => {
+    const call_id = `c${i}`;
+    switch (kind) {
+      case 'model_proposed':
+        return { call_id, tool: 'read_file', args: { path: `f${i}` } };
+      case 'action_allowed':
+        return { call_id, rule: 'read:**' };
+      case 'tool_invoked':
+        return { call_id, tool: 'read_file', args: { path: `f${i}` } };
+      case 'tool_returned':
+        return { call_id, status: 'ok', duration_ms: i };
+      case 'action_denied':
+        return { call_id, rule: 'write:/etc/**', reason: 'outside the workspace' };
+      default:
+        return { passed: i % 2 === 0, tests_passed: i, tests_failed: 0, command: 'npm test' };
+    }
+  };
+  function fill(ledger: Ledger, n: number): void {
+    const w = ledger.writer('kinds');
+    w.append('run_started', started);
+    w.appendBatch(
+      Array.from({ length: n }, (_, i) => ({ kind: kindsOf(i), payload: payloadOf(kindsOf(i), i) })),
+    );
+    w.close();
+  }
+  const seqsOf = (ledger: Ledger, kinds: string[], from?: number) =>
+    ledger.read('kinds', { kinds, from }).map((e) => e.seq);
+  const expected = (ledger: Ledger, kinds: string[], from = 1) =>
+    ledger
+      .read('kinds')
+      .filter((e) => kinds.includes(e.kind) && e.seq >= from)
+      .map((e) => e.seq);
+
+  it('find rare, bulk and mixed kinds alike, and rare kinds through the partial index', () => {
+    const ledger = Ledger.open(folder());
+    fill(ledger, 600);
+    for (const kinds of [
+      ['action_denied'],
+      ['action_denied', 'judge_verdict', 'run_started'],
+      ['tool_returned'],
+      ['tool_returned', 'action_denied'],
+      ['no_such_kind'],
+    ]) {
+      expect(seqsOf(ledger, kinds), kinds.join()).toEqual(expected(ledger, kinds));
+      expect(seqsOf(ledger, kinds, 300), kinds.join()).toEqual(expected(ledger, kinds, 300));
+    }
+    // The timeline's markers and "next notable" read rare kinds of runs of a million events: they
+    // must not scan the run.
+    const plan = ledger.db
+      .prepare(`EXPLAIN QUERY PLAN ${kindsQuery('seq', ['action_denied', 'judge_verdict'])}`)
+      .all(1, 'action_denied', 'judge_verdict', 1, 1e9, -1) as { detail: string }[];
+    expect(plan.map((p) => p.detail).join(' ')).toMatch(/USING (COVERING )?INDEX events_by_rare_kind/);
+    ledger.close();
+  });
+
+  it('are the same after a ledger of schema 1 with events in it is migrated to the partial index', () => {
+    const dir = folder();
+    let ledger = Ledger.open(dir);
+    fill(ledger, 120);
+    ledger.close();
+    // Back to what schema 1 left: its full kind index, user_version 1.
+    const raw = new Database(ledgerPath(dir));
+    raw.exec(`DROP INDEX events_by_rare_kind; CREATE INDEX events_by_kind ON events (run_no, kind, seq);
+      DELETE FROM schema_migrations WHERE version > 1; PRAGMA user_version = 1;`);
+    raw.close();
+    ledger = Ledger.open(dir);
+    const indexes = ledger.db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'")
+      .pluck()
+      .all();
+    expect(indexes).toContain('events_by_rare_kind');
+    expect(indexes).not.toContain('events_by_kind');
+    expect(ledger.db.pragma('user_version', { simple: true })).toBe(migrations.length);
+    expect(seqsOf(ledger, ['action_denied']).length).toBe(20);
+    expect(seqsOf(ledger, ['action_denied'])).toEqual(expected(ledger, ['action_denied']));
+    ledger.close();
   });
 });
 

@@ -30,6 +30,53 @@ describe('canonical JSON (RFC 8785)', () => {
     expect(canonicalJson({ d })).toBe(canonicalJsonReference({ d }));
   });
 
+  it('agrees on the shapes its fast path hands to JSON.stringify or not', () => {
+    const cases: unknown[] = [
+      { b: { d: 1, c: [{ z: 1, y: 2 }, 'x'] }, a: null },
+      { a: 1, b: { c: 2 } },
+      [{ b: 1, a: 2 }, [{ d: 1, c: 2 }]],
+      { '10': 'a', '9': 'b', x: 1 },
+      { '!': 1, '1': 2 },
+      { nested: { '2': 1, '10': 2 } },
+      JSON.parse('{"__proto__": {"b": 1, "a": 2}, "z": 0}'),
+      JSON.parse('{"z": 0, "__proto__": 1}'),
+      { d: new Date(0), a: 1 },
+      { u: undefined, b: [undefined, 1], a: 1 },
+    ];
+    for (const c of cases) expect(canonicalJson(c)).toBe(canonicalJsonReference(c));
+    expect(() => canonicalJson({ b: 1, a: [NaN] })).toThrow(/not allowed/);
+  });
+
+  it('agrees on random objects with unsorted and integer-like keys', () => {
+    const key = fc.oneof(
+      fc.string({ maxLength: 4 }),
+      fc.nat({ max: 120 }).map(String),
+      fc.constant('__proto__'),
+    );
+    const { tree } = fc.letrec((tie) => ({
+      tree: fc.oneof({ depthSize: 'small' }, tie('leaf'), tie('obj'), tie('arr')),
+      leaf: fc.oneof(
+        fc.string(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.boolean(),
+        fc.constant(null),
+      ),
+      obj: fc.array(fc.tuple(key, tie('tree')), { maxLength: 6 }).map((kv) => {
+        const o: Record<string, unknown> = {};
+        for (const [k, v] of kv)
+          Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+        return o;
+      }),
+      arr: fc.array(tie('tree'), { maxLength: 4 }),
+    }));
+    fc.assert(
+      fc.property(tree, (v) => {
+        expect(canonicalJson(v)).toBe(canonicalJsonReference(v));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it('writes the RFC 8785 examples as the RFC does', () => {
     expect(canonicalJson({ b: 1, a: [1e21, 'é', { z: null, y: 0.1 }] })).toBe(
       '{"a":[1e+21,"é",{"y":0.1,"z":null}],"b":1}',

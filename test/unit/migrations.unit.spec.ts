@@ -6,6 +6,7 @@ import { migrations } from '../../electron/ledger/migrations';
 // migration was edited: revert it and add a new migration instead.
 const SHIPPED: Record<number, string> = {
   1: 'e0373c3bbfabebd4e989ec0d06d8a4b0261df35fab5bd88b3ff921585210b257',
+  2: 'a504035b65f848b99f7b9cccf18ca56df5bc0cce85b271b0e68c7928cf65e8a6',
 };
 
 describe('migrations', () => {

@@ -1,0 +1,30 @@
+/**
+ * The kinds left out of the `events_by_rare_kind` partial index (migration 2): the ones every step
+ * of a run writes. A read of other kinds only names that index's WHERE term verbatim (RARE_TERM),
+ * which is how SQLite knows the partial index covers the query.
+ */
+export const BULK_KINDS: readonly string[] = [
+  'model_proposed',
+  'action_allowed',
+  'tool_invoked',
+  'tool_returned',
+  'model_responded',
+  'context_updated',
+];
+
+export const RARE_TERM = `kind NOT IN (${BULK_KINDS.map((k) => `'${k}'`).join(', ')})`;
+
+const bulk = new Set(BULK_KINDS);
+
+/**
+ * The read of some kinds of one run in seq order. Rare kinds go through the partial index, named
+ * (INDEXED BY: without ANALYZE statistics the planner may prefer the primary key, which walks the
+ * whole run); bulk kinds are dense enough to be found in seq order.
+ */
+export function kindsQuery(columns: string, kinds: readonly string[]): string {
+  const marks = kinds.map(() => '?').join(', ');
+  const rare = kinds.every((k) => !bulk.has(k));
+  return `SELECT ${columns} FROM events ${rare ? 'INDEXED BY events_by_rare_kind' : ''}
+    WHERE run_no = ? AND kind IN (${marks}) ${rare ? `AND ${RARE_TERM}` : ''} AND seq >= ? AND seq <= ?
+    ORDER BY seq LIMIT ?`;
+}
