@@ -35,13 +35,15 @@ export function redactEvent(e: LedgerEvent, redactor: Redactor): { line: LedgerE
 
 /** The bundle lines of a run of consecutive stored events. */
 export interface LineChunk {
-  /** Each event's line, without newline; '' where the event is in `touched` instead. */
-  lines: string[];
+  /** The lines as UTF-8, each ending in a newline; a touched event's line is left empty. */
+  bytes: Uint8Array;
+  count: number;
   /**
-   * Events the profile changes (or that already carry a digest). The exporter redacts these itself,
-   * in order, with the bundle's one redactor: their placeholders are numbered across the bundle.
+   * Events the profile changes (or that already carry a digest), with the byte offset of their
+   * empty line. The exporter redacts these itself, in order, with the bundle's one redactor: their
+   * placeholders are numbered across the bundle.
    */
-  touched: { index: number; event: LedgerEvent }[];
+  touched: { offset: number; event: LedgerEvent }[];
   first: { seq: number; prev: string; hash: string } | null;
   last: { seq: number; hash: string } | null;
 }
@@ -53,21 +55,61 @@ export interface LineChunk {
  * tell, and a worker's own redactor sorts events exactly as the bundle's would.
  */
 export function lineChunk(events: Iterable<LedgerEvent>, redactor: Redactor): LineChunk {
-  const out: LineChunk = { lines: [], touched: [], first: null, last: null };
+  const lines: string[] = [];
+  const touchedAt: number[] = [];
+  const touched: LedgerEvent[] = [];
+  let first: LineChunk['first'] = null;
+  let last: LineChunk['last'] = null;
   for (const e of events) {
     const r = redactor.redactValue(e.payload, { path: ['payload'] });
     if (r.changed || r.hits > 0 || e.digest !== undefined) {
-      out.touched.push({ index: out.lines.length, event: e });
-      out.lines.push('');
+      touchedAt.push(lines.length);
+      touched.push(e);
+      lines.push('');
     } else {
       const { seq, run_id, kind, v, at, payload, prev, hash } = e;
-      out.lines.push(toJsonLine({ seq, run_id, kind, v, at, payload, prev, hash }));
+      lines.push(toJsonLine({ seq, run_id, kind, v, at, payload, prev, hash }));
     }
-    out.first ??= { seq: e.seq, prev: e.prev, hash: e.hash };
-    out.last = { seq: e.seq, hash: e.hash };
+    first ??= { seq: e.seq, prev: e.prev, hash: e.hash };
+    last = { seq: e.seq, hash: e.hash };
   }
   // Placeholders this redactor numbered are never used: forgetting them bounds its memory.
   redactor.forget();
+  const text = lines.length ? lines.join('\n') + '\n' : '';
+  // An ArrayBuffer of its own (not Buffer's shared pool): a worker hands it over (transfer).
+  const bytes = Buffer.from(new ArrayBuffer(Buffer.byteLength(text, 'utf8')));
+  bytes.write(text, 'utf8');
+  // Byte offsets of the empty lines, found in order (one line's bytes end where its newline is).
+  const out: LineChunk['touched'] = [];
+  let line = 0;
+  let offset = 0;
+  for (let k = 0; k < touched.length; k++) {
+    while (line < touchedAt[k]!) {
+      offset = bytes.indexOf(10, offset) + 1;
+      line++;
+    }
+    out.push({ offset, event: touched[k]! });
+  }
+  return { bytes, count: lines.length, touched: out, first, last };
+}
+
+/**
+ * The chunk's final bytes, in shared memory (the scan and fold workers read them without a copy
+ * per message): its lines with the touched events' lines (`texts`, in order) put in their places.
+ */
+export function finishChunk(c: LineChunk, texts: readonly string[]): Buffer {
+  const src = Buffer.from(c.bytes.buffer, c.bytes.byteOffset, c.bytes.byteLength);
+  let size = src.length;
+  for (const t of texts) size += Buffer.byteLength(t, 'utf8');
+  const out = Buffer.from(new SharedArrayBuffer(size));
+  let from = 0;
+  let to = 0;
+  c.touched.forEach(({ offset }, k) => {
+    to += src.copy(out, to, from, offset);
+    to += out.write(texts[k]!, to, 'utf8');
+    from = offset;
+  });
+  src.copy(out, to, from);
   return out;
 }
 
@@ -92,4 +134,9 @@ export function foldChunk(state: RunState | undefined, runId: string, text: stri
     start = end + 1;
   }
   return s;
+}
+
+/** The text of UTF-8 bytes (also in shared memory). */
+export function utf8(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }

@@ -3,13 +3,13 @@ import type { RedactRules, Redactor } from '../../shared/redact';
 import type { RunState } from '../../shared/state';
 import type { LedgerReader } from '../ledger';
 import { startWorker } from '../workers';
-import { firedRules, foldChunk, lineChunk, type LineChunk } from './export-chunks';
+import { firedRules, foldChunk, lineChunk, utf8, type LineChunk } from './export-chunks';
 import type { RedactionProfile } from './format';
 
 type JobBody =
   | { type: 'read'; runId: string; from: number; to: number }
-  | { type: 'scan'; text: string }
-  | { type: 'fold'; runId: string; text: string; last: boolean };
+  | { type: 'scan'; bytes: Uint8Array }
+  | { type: 'fold'; runId: string; bytes: Uint8Array; last: boolean };
 export type WorkerJob = JobBody & { id: number };
 export type WorkerReply =
   | { id: number; chunk: LineChunk }
@@ -20,13 +20,13 @@ export type WorkerReply =
 /** Where the exporter gets its chunks of lines and has its output scanned. */
 export interface ChunkSource {
   read(runId: string, from: number, to: number): Promise<LineChunk>;
-  /** The rules of the detectors that fire in a text (every detector of the profile). */
-  scan(text: string): Promise<string[]>;
+  /** The rules of the detectors that fire in UTF-8 bytes (every detector of the profile). */
+  scan(bytes: Uint8Array): Promise<string[]>;
   /**
    * Folds a run's state over its next finished chunk (calls for one run in order); the last call
    * gives the state, the others null.
    */
-  fold(runId: string, text: string, last: boolean): Promise<RunState | null>;
+  fold(runId: string, bytes: Uint8Array, last: boolean): Promise<RunState | null>;
   close(): Promise<void>;
 }
 
@@ -39,9 +39,9 @@ export function inThreadSource(
   const states = new Map<string, RunState>();
   return {
     read: async (runId, from, to) => lineChunk(ledger.iterate(runId, { from, to }), redactor),
-    scan: async (text) => firedRules(text, profile),
-    fold: async (runId, text, last) => {
-      const s = foldChunk(states.get(runId), runId, text);
+    scan: async (bytes) => firedRules(utf8(bytes), profile),
+    fold: async (runId, bytes, last) => {
+      const s = foldChunk(states.get(runId), runId, utf8(bytes));
       states.set(runId, s);
       return last ? s : null;
     },
@@ -106,9 +106,9 @@ export function workerSource(
   return {
     read: async (runId, from, to) =>
       ((await send({ type: 'read', runId, from, to })) as { chunk: LineChunk }).chunk,
-    scan: async (text) => ((await send({ type: 'scan', text })) as { rules: string[] }).rules,
-    fold: async (runId, text, last) =>
-      ((await send({ type: 'fold', runId, text, last })) as { state: RunState | null }).state,
+    scan: async (bytes) => ((await send({ type: 'scan', bytes })) as { rules: string[] }).rules,
+    fold: async (runId, bytes, last) =>
+      ((await send({ type: 'fold', runId, bytes, last })) as { state: RunState | null }).state,
     close: async () => {
       await Promise.all([...workers, folder].map((s) => s.w.terminate()));
     },

@@ -6,7 +6,7 @@ import { ZERO_HASH, type LedgerEvent } from '../../shared/protocol';
 import { createRedactor, type RedactRules } from '../../shared/redact';
 import { sha256Hex } from '../crypto';
 import { openDatabase } from '../ledger/open';
-import { firedRules, foldChunk, lineChunk } from './export-chunks';
+import { firedRules, foldChunk, lineChunk, utf8 } from './export-chunks';
 import type { RunState } from '../../shared/state';
 import type { RedactionProfile } from './format';
 import type { WorkerJob, WorkerReply } from './export-pool';
@@ -69,11 +69,13 @@ parentPort!.on('message', (job: WorkerJob) => {
   let reply: WorkerReply;
   try {
     if (job.type === 'read') {
-      reply = { id: job.id, chunk: lineChunk(events(job.runId, job.from, job.to), redactor) };
+      const chunk = lineChunk(events(job.runId, job.from, job.to), redactor);
+      parentPort!.postMessage({ id: job.id, chunk }, [chunk.bytes.buffer as ArrayBuffer]);
+      return;
     } else if (job.type === 'scan') {
-      reply = { id: job.id, rules: firedRules(job.text, profile) };
+      reply = { id: job.id, rules: firedRules(utf8(job.bytes), profile) };
     } else {
-      const state = foldChunk(states.get(job.runId), job.runId, job.text);
+      const state = foldChunk(states.get(job.runId), job.runId, utf8(job.bytes));
       if (job.last) states.delete(job.runId);
       else states.set(job.runId, state);
       reply = { id: job.id, state: job.last ? state : null };

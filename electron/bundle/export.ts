@@ -9,7 +9,7 @@ import { sha256Bytes, sha256Hex as fastSha256 } from '../crypto';
 import type { LedgerReader, RunRow } from '../ledger';
 import { ledgerPath } from '../ledger/open';
 import { appRoot } from '../paths';
-import { firedRules, redactEvent, type LineChunk } from './export-chunks';
+import { finishChunk, firedRules, redactEvent, type LineChunk } from './export-chunks';
 import { inThreadSource, workerSource, type ChunkSource } from './export-pool';
 import {
   BUNDLE_FORMAT,
@@ -23,7 +23,7 @@ import {
   type ManifestRun,
   type RedactionProfile,
 } from './format';
-import { reportEventText, reportFrame } from './report';
+import { reportEventBytes, reportEventText, reportFrame } from './report';
 import { loadOrCreateKeyPair, signManifest } from './sign';
 import { verifyMarkdown } from './verify-md';
 import { EntryBuilder, smallEntry, writeZipFile, type ZipEntry } from './zip-write';
@@ -224,27 +224,31 @@ async function exportRun(
     if (last && c.first.prev !== last.hash) throw changedWhileExported();
     first ??= { seq: c.first.seq, hash: c.first.hash };
     last = c.last;
-    for (const { index, event } of c.touched) {
+    const texts = c.touched.map(({ event }) => {
       const { line, changed } = redactEvent(event, p.redactor);
       const text = toJsonLine(line);
-      c.lines[index] = text;
       if (changed) redactions.push(`${line.seq} ${fastSha256(text)}`);
-    }
-    const text = c.lines.join('\n') + '\n';
-    p.scans.push(settled(p.source.scan(text).then((rules) => ({ name: events.name, rules }))));
+      return text;
+    });
+    const bytes = finishChunk(c, texts);
+    p.scans.push(settled(p.source.scan(bytes).then((rules) => ({ name: events.name, rules }))));
     // Important: the state is folded over the redacted lines, so state.json holds nothing they don't.
-    folds.push(settled(p.source.fold(run.run_id, text, false)));
-    events.add(Buffer.from(text, 'utf8'));
-    const r = reportEventText(c.lines, count === 0);
-    p.report.add(Buffer.from(r.text, 'utf8'));
-    p.reportScan.push(...r.escapedLines);
-    count += c.lines.length;
+    folds.push(settled(p.source.fold(run.run_id, bytes, false)));
+    events.add(bytes);
+    const asBytes = reportEventBytes(bytes, count === 0);
+    if (asBytes) p.report.add(asBytes);
+    else {
+      const r = reportEventText(bytes.toString('utf8').slice(0, -1).split('\n'), count === 0);
+      p.report.add(Buffer.from(r.text, 'utf8'));
+      p.reportScan.push(...r.escapedLines);
+    }
+    count += c.count;
   }
   if (last ? last.seq !== run.head_seq || last.hash !== run.head_hash : run.head_seq !== 0) {
     throw changedWhileExported();
   }
   await Promise.all(folds);
-  const state = (await p.source.fold(run.run_id, '', true))!;
+  const state = (await p.source.fold(run.run_id, new Uint8Array(0), true))!;
   return {
     state,
     redactions,

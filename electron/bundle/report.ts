@@ -83,6 +83,22 @@ export function reportEventText(
 }
 
 /**
+ * reportEventText from the bytes of a chunk of events.jsonl (complete lines), in one copy and no
+ * string: the same bytes, as long as no line holds `<` (then null: use reportEventText).
+ */
+export function reportEventBytes(chunk: Buffer, first: boolean): Buffer | null {
+  if (chunk.length === 0 || chunk.indexOf(0x3c) !== -1) return null;
+  const body = chunk.length - 1; // without the last newline
+  const out = Buffer.allocUnsafe(body + (first ? 0 : 1));
+  let at = 0;
+  if (!first) out[at++] = 0x2c;
+  chunk.copy(out, at, 0, body);
+  // A newline byte never occurs inside a UTF-8 sequence, nor inside a JSON line.
+  for (let i = out.indexOf(0x0a, at); i !== -1; i = out.indexOf(0x0a, i + 1)) out[i] = 0x2c;
+  return out;
+}
+
+/**
  * report.html: one self-contained page (inline CSS and JS, a CSP that forbids every fetch) that
  * shows the bundle's runs read-only: a timeline per run, an event's payload on click, the final state.
  * Important: every part of the data block goes through esc3c, so no `</script>` or `<!--` in event
