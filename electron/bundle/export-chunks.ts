@@ -1,7 +1,8 @@
-import { toJsonLine, type LedgerEvent } from '../../shared/protocol';
+import { ZERO_HASH, type LedgerEvent } from '../../shared/protocol';
 import { evolve, initialState, type FoldEvent, type RunState } from '../../shared/state';
 import { SHARE_DETECTORS, scanForSecrets, type Redactor } from '../../shared/redact';
 import { digestEvent } from '../crypto';
+import { openDatabase, type Db } from '../ledger/open';
 import type { RedactionProfile } from './format';
 
 /*
@@ -33,6 +34,75 @@ export function redactEvent(e: LedgerEvent, redactor: Redactor): { line: LedgerE
   return { line: base, changed: true };
 }
 
+/** A stored event and its payload's JSON text as stored (canonical JSON, the text its digest covers). */
+export interface StoredItem {
+  e: LedgerEvent;
+  payloadJson: string;
+}
+
+type Row = [number, string, number, string, string, Buffer, Buffer | null];
+
+/**
+ * Reads ranges of a run's events from its own read-only connection, as Ledger.iterate gives them
+ * but with the payload text as stored, rows as arrays (the ledger's own readRange and prevHash).
+ */
+export function eventReader(dbFile: string): {
+  read(runId: string, from: number, to: number): Generator<StoredItem>;
+  close(): void;
+} {
+  let db: Db | null = null;
+  let q: ReturnType<typeof prepare> | null = null;
+  const prepare = (d: Db) => ({
+    runNo: d.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck(),
+    range: d
+      .prepare(
+        'SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE run_no = ? AND seq >= ? AND seq <= ? ORDER BY seq',
+      )
+      .raw(true),
+    prevHash: d
+      .prepare('SELECT hash FROM events WHERE run_no = ? AND seq < ? ORDER BY seq DESC LIMIT 1')
+      .pluck(),
+  });
+  return {
+    *read(runId, from, to) {
+      db ??= openDatabase(dbFile, { readonly: true });
+      q ??= prepare(db);
+      const runNo = q.runNo.get(runId) as number | undefined;
+      if (runNo === undefined) return;
+      const before = q.prevHash.get(runNo, from) as Buffer | undefined;
+      let prev = before ? before.toString('hex') : ZERO_HASH;
+      for (const [seq, kind, v, at, payloadJson, hash, digest] of q.range.all(runNo, from, to) as Row[]) {
+        const e: LedgerEvent = {
+          seq,
+          run_id: runId,
+          kind,
+          v,
+          at,
+          payload: JSON.parse(payloadJson) as Record<string, unknown>,
+          prev,
+          hash: hash.toString('hex'),
+        };
+        if (digest) e.digest = digest.toString('hex');
+        prev = e.hash;
+        yield { e, payloadJson };
+      }
+    },
+    close() {
+      db?.close();
+      db = null;
+      q = null;
+    },
+  };
+}
+
+/**
+ * toJsonLine of an unredacted event, around its payload text as stored: no second serialisation,
+ * and the line holds the canonical payload text its digest covers (verify-bundle's fast path).
+ */
+function storedLine(e: LedgerEvent, payloadJson: string): string {
+  return `{"seq":${e.seq},"run_id":${JSON.stringify(e.run_id)},"kind":${JSON.stringify(e.kind)},"v":${e.v},"at":${JSON.stringify(e.at)},"payload":${payloadJson},"prev":"${e.prev}","hash":"${e.hash}"}`;
+}
+
 /** The bundle lines of a run of consecutive stored events. */
 export interface LineChunk {
   /** The lines as UTF-8, each ending in a newline; a touched event's line is left empty. */
@@ -54,22 +124,19 @@ export interface LineChunk {
  * before: its memory only numbers placeholders. So any redactor of the same profile and rules can
  * tell, and a worker's own redactor sorts events exactly as the bundle's would.
  */
-export function lineChunk(events: Iterable<LedgerEvent>, redactor: Redactor): LineChunk {
+export function lineChunk(items: Iterable<StoredItem>, redactor: Redactor): LineChunk {
   const lines: string[] = [];
   const touchedAt: number[] = [];
   const touched: LedgerEvent[] = [];
   let first: LineChunk['first'] = null;
   let last: LineChunk['last'] = null;
-  for (const e of events) {
+  for (const { e, payloadJson } of items) {
     const r = redactor.redactValue(e.payload, { path: ['payload'] });
     if (r.changed || r.hits > 0 || e.digest !== undefined) {
       touchedAt.push(lines.length);
       touched.push(e);
       lines.push('');
-    } else {
-      const { seq, run_id, kind, v, at, payload, prev, hash } = e;
-      lines.push(toJsonLine({ seq, run_id, kind, v, at, payload, prev, hash }));
-    }
+    } else lines.push(storedLine(e, payloadJson));
     first ??= { seq: e.seq, prev: e.prev, hash: e.hash };
     last = { seq: e.seq, hash: e.hash };
   }

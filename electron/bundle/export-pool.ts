@@ -1,9 +1,8 @@
 import type { Worker } from 'node:worker_threads';
 import type { RedactRules, Redactor } from '../../shared/redact';
 import type { RunState } from '../../shared/state';
-import type { LedgerReader } from '../ledger';
 import { startWorker } from '../workers';
-import { firedRules, foldChunk, lineChunk, utf8, type LineChunk } from './export-chunks';
+import { eventReader, firedRules, foldChunk, lineChunk, utf8, type LineChunk } from './export-chunks';
 import type { RedactionProfile } from './format';
 
 type JobBody =
@@ -31,21 +30,18 @@ export interface ChunkSource {
 }
 
 /** Everything in this thread (small exports, or no built worker). */
-export function inThreadSource(
-  ledger: LedgerReader,
-  redactor: Redactor,
-  profile: RedactionProfile,
-): ChunkSource {
+export function inThreadSource(dbFile: string, redactor: Redactor, profile: RedactionProfile): ChunkSource {
   const states = new Map<string, RunState>();
+  const reader = eventReader(dbFile);
   return {
-    read: async (runId, from, to) => lineChunk(ledger.iterate(runId, { from, to }), redactor),
+    read: async (runId, from, to) => lineChunk(reader.read(runId, from, to), redactor),
     scan: async (bytes) => firedRules(utf8(bytes), profile),
     fold: async (runId, bytes, last) => {
       const s = foldChunk(states.get(runId), runId, utf8(bytes));
       states.set(runId, s);
       return last ? s : null;
     },
-    close: async () => undefined,
+    close: async () => reader.close(),
   };
 }
 

@@ -278,15 +278,9 @@ function chunkSource(
 ): ChunkSource {
   const total = runs.reduce((n, r) => n + r.head_seq, 0);
   const n = workers ?? (total >= WORKER_THRESHOLD ? 2 : 0);
-  const pooled =
-    n > 0
-      ? workerSource(n, {
-          dbFile: ledgerPath(ledger.folder),
-          profile,
-          rules: folderRedactRules(ledger.folder),
-        })
-      : null;
-  return pooled ?? inThreadSource(ledger, bundleRedactor(ledger, profile), profile);
+  const dbFile = ledgerPath(ledger.folder);
+  const pooled = n > 0 ? workerSource(n, { dbFile, profile, rules: folderRedactRules(ledger.folder) }) : null;
+  return pooled ?? inThreadSource(dbFile, bundleRedactor(ledger, profile), profile);
 }
 
 /**

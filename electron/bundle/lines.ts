@@ -3,20 +3,27 @@ import { createReadStream } from 'node:fs';
 import type { LedgerEvent } from '../../shared/protocol';
 import { sha256Hex as fastSha256 } from '../crypto';
 
-/** What one batch of complete JSONL lines says about the chain, line by line. */
+/** Bits of LineBatch.flags. */
+export const LINK_OK = 1; // hash = sha256(prev + digest) holds for the line
+export const RUN_ID_OK = 2; // the line's run_id is the run's
+export const CARRIED = 4; // the line carries its (redacted) event's original digest
+export const PREV_OK = 8; // prev is the hash of the line before it in the batch (never set on line 0)
+
+/**
+ * What one batch of complete JSONL lines says about the chain, line by line, compactly (typed
+ * arrays travel from a worker without a copy; 64-hex strings per line would not).
+ */
 export interface LineBatch {
   count: number;
-  seqs: number[];
-  prevs: string[];
-  hashes: string[];
-  /** 1 when the line carries its (redacted) event's original digest. */
-  carried: number[];
-  /** sha256 of the exact line text, for lines that carry a digest ('' otherwise). */
-  lineHashes: string[];
-  /** 1 when hash = sha256(prev + digest) holds for the line. */
-  linkOk: number[];
-  /** 1 when the line's run_id is the run's. */
-  runIdOk: number[];
+  seqs: Float64Array;
+  flags: Uint8Array;
+  /** prev of the first line, hash of the first and of the last line ('' for an empty batch). */
+  firstPrev: string;
+  firstHash: string;
+  lastHash: string;
+  /** sha256 of the exact line text of each line that carries a digest, by line index. */
+  carriedAt: number[];
+  carriedHashes: string[];
   /** The first line that cannot be read as an event (the batch stops there), and why. */
   problem: { index: number; code: string; message: string } | null;
   /** The events themselves, when asked for (openBundle). */
@@ -35,6 +42,11 @@ export function analyzeLines(
   keep: boolean,
 ): LineBatch {
   const HEX = /^[0-9a-f]{64}$/;
+  // Constants again (not the module's): this function's source is also the workers' code.
+  const LINK_OK = 1;
+  const RUN_ID_OK = 2;
+  const CARRIED = 4;
+  const PREV_OK = 8;
   const KIND = /^[a-z][a-z0-9_]{0,63}$/;
   const canon = (v: unknown): string => {
     if (v === null || typeof v !== 'object') return JSON.stringify(v);
@@ -54,15 +66,17 @@ export function analyzeLines(
     }
     return s + '}';
   };
+  const seqs: number[] = [];
+  const flags: number[] = [];
   const out: LineBatch = {
     count: 0,
-    seqs: [],
-    prevs: [],
-    hashes: [],
-    carried: [],
-    lineHashes: [],
-    linkOk: [],
-    runIdOk: [],
+    seqs: new Float64Array(0),
+    flags: new Uint8Array(0),
+    firstPrev: '',
+    firstHash: '',
+    lastHash: '',
+    carriedAt: [],
+    carriedHashes: [],
     problem: null,
   };
   if (keep) {
@@ -107,19 +121,30 @@ export function analyzeLines(
           `{"at":${JSON.stringify(o.at)},"kind":${JSON.stringify(o.kind)},"payload":${canon(o.payload)},` +
             `"run_id":${JSON.stringify(o.run_id)},"seq":${o.seq as number},"v":${o.v as number}}`,
         );
+    const prev = o.prev as string;
+    const hash = o.hash as string;
+    let f = sha(prev + digest) === hash ? LINK_OK : 0;
+    if (o.run_id === runId) f |= RUN_ID_OK;
+    if (carried) {
+      f |= CARRIED;
+      out.carriedAt.push(index);
+      out.carriedHashes.push(sha(line));
+    }
+    if (index === 0) {
+      out.firstPrev = prev;
+      out.firstHash = hash;
+    } else if (prev === out.lastHash) f |= PREV_OK;
+    out.lastHash = hash;
     out.count += 1;
-    out.seqs.push(o.seq as number);
-    out.prevs.push(o.prev as string);
-    out.hashes.push(o.hash as string);
-    out.carried.push(carried ? 1 : 0);
-    out.lineHashes.push(carried ? sha(line) : '');
-    out.linkOk.push(sha((o.prev as string) + digest) === o.hash ? 1 : 0);
-    out.runIdOk.push(o.run_id === runId ? 1 : 0);
+    seqs.push(o.seq as number);
+    flags.push(f);
     if (keep) {
       out.events!.push(o as unknown as LedgerEvent);
       out.digests!.push(digest);
     }
   }
+  out.seqs = Float64Array.from(seqs);
+  out.flags = Uint8Array.from(flags);
   return out;
 }
 
@@ -131,7 +156,8 @@ const sha = crypto.hash ? (s) => crypto.hash('sha256', s, 'hex') : (s) => crypto
 const analyzeLines = (${analyzeLines.toString()});
 const decoder = new TextDecoder();
 parentPort.on('message', (m) => {
-  parentPort.postMessage({ id: m.id, batch: analyzeLines(decoder.decode(m.bytes), m.runId, sha, false) });
+  const batch = analyzeLines(decoder.decode(m.bytes), m.runId, sha, false);
+  parentPort.postMessage({ id: m.id, batch }, [batch.seqs.buffer, batch.flags.buffer]);
 });
 `;
 

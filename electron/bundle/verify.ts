@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ZERO_HASH, type LedgerEvent } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
-import { analyzeFile } from './lines';
+import { CARRIED, LINK_OK, PREV_OK, RUN_ID_OK, analyzeFile } from './lines';
 import {
   MANIFEST,
   ManifestSchema,
@@ -190,25 +190,27 @@ async function checkRun(
         structural = true;
         break;
       }
+      let carriedNext = 0;
       for (let i = 0; i < batch.count; i++) {
         const seq = batch.seqs[i]!;
+        const f = batch.flags[i]!;
         const lineNo = count + 1;
         if (seq !== expectSeq) {
           const code =
             seq < expectSeq ? (seq === expectSeq - 1 ? 'seq_duplicate' : 'seq_out_of_order') : 'seq_gap';
           chainFinding(code, seq, `line ${lineNo}: expected seq ${expectSeq}, found ${seq}`);
         }
-        if (batch.prevs[i] !== prevHash) {
+        if (i === 0 ? batch.firstPrev !== prevHash : !(f & PREV_OK)) {
           chainFinding('chain_broken', seq, `prev of seq ${seq} is not the hash of the event before it`);
         }
-        if (!batch.linkOk[i]) {
+        if (!(f & LINK_OK)) {
           chainFinding(
             'chain_broken',
             seq,
             `seq ${seq}: content does not match its hash (altered after it was written)`,
           );
         }
-        if (!batch.runIdOk[i])
+        if (!(f & RUN_ID_OK))
           add(
             'integrity',
             'run_id_mismatch',
@@ -216,7 +218,8 @@ async function checkRun(
             `line ${lineNo} belongs to another run than ${run.run_id}`,
           );
         const listed = red.map.get(seq);
-        if (batch.carried[i]) {
+        if (f & CARRIED) {
+          const lineHash = batch.carriedHashes[carriedNext++];
           if (listed === undefined) {
             add(
               'integrity',
@@ -224,7 +227,7 @@ async function checkRun(
               seq,
               `seq ${seq} carries a digest but is not a listed redaction`,
             );
-          } else if (batch.lineHashes[i] !== listed) {
+          } else if (lineHash !== listed) {
             add('integrity', 'redacted_line_altered', seq, `seq ${seq} (redacted) was altered after export`);
           }
         } else if (listed !== undefined) {
@@ -235,15 +238,15 @@ async function checkRun(
             `seq ${seq} is listed as redacted but carries no digest`,
           );
         }
-        prevHash = batch.hashes[i]!;
         expectSeq = Math.max(expectSeq, seq + 1);
-        if (count === 0) firstHash = prevHash;
+        if (count === 0) firstHash = batch.firstHash;
         count += 1;
         lastSeq = Math.max(lastSeq, seq);
         const again = seen.has(seq);
         seen.add(seq);
         if (sink && !again) sink(batch.events![i]!, batch.digests![i]!);
       }
+      if (batch.count > 0) prevHash = batch.lastHash;
       if (batch.problem) {
         add('integrity', batch.problem.code, lastSeq + 1, `line ${count + 1}: ${batch.problem.message}`);
         structural = true;

@@ -138,8 +138,16 @@ export async function extractBundle(
         reject(e instanceof ProofloopError ? e : bad(file, (e as Error).message));
       };
       zip.on('error', fail);
+      // Entries are read concurrently (a large events.jsonl and report.html inflate side by side in
+      // zlib's thread pool); done once the directory is read and every entry is in.
+      let ended = false;
+      let inFlight = 0;
+      const maybeDone = () => {
+        if (!failed && ended && inFlight === 0) resolve();
+      };
       zip.on('end', () => {
-        if (!failed) resolve();
+        ended = true;
+        maybeDone();
       });
       zip.on('entry', (entry: yauzl.Entry) => {
         if (failed) return;
@@ -175,6 +183,7 @@ export async function extractBundle(
           return fail(bad(file, `entries expand to more than ${limits.maxTotalBytes} bytes in all`));
         }
         const target = path.join(dir, `${index++}.bin`);
+        inFlight++;
         zip.openReadStream(entry, (err, stream) => {
           if (err || !stream) return fail(err ?? new Error(`cannot read ${name}`));
           // The declared size is checked by yauzl (validateEntrySizes); the meter is the second fence.
@@ -193,7 +202,8 @@ export async function extractBundle(
                 bytes: meter.bytes,
                 sha256: meter.hash.digest('hex'),
               });
-              zip.readEntry();
+              inFlight--;
+              maybeDone();
             },
             (e: unknown) =>
               fail(
@@ -202,6 +212,7 @@ export async function extractBundle(
                   : bad(file, `entry ${JSON.stringify(name)}: ${(e as Error).message}`),
               ),
           );
+          zip.readEntry();
         });
       });
       zip.readEntry();
