@@ -8,6 +8,7 @@ import {
   parseRedactRules,
   redactCredentials,
   scanForSecrets,
+  SHARE_DETECTORS,
 } from '../../shared/redact';
 
 // Fake secrets, built by concatenation so that no scanner takes this file for a leak.
@@ -522,5 +523,46 @@ describe('scanForSecrets', () => {
     expect(scanForSecrets(lines)).toEqual([]);
     const raw = [plantedPayload(), KINDS].map((p) => JSON.stringify(p)).join('\n');
     expect(scanForSecrets(raw).length).toBeGreaterThan(20);
+  });
+});
+
+describe('ipv6 trigger', () => {
+  // The trigger was rewritten to start at a ':' (8x faster on hash-heavy output); it must match
+  // exactly where the original did, or the detector could be skipped on a text it fires on.
+  const ORIGINAL = /::|(?:[0-9A-Fa-f]{1,4}:){7}/;
+  const ipv6 = [...CREDENTIAL_DETECTORS, ...SHARE_DETECTORS].find((d) => d.id === 'ipv6')!;
+  const piece = fc.oneof(
+    fc.constantFrom(':', '::', 'fe80', '2001', 'db8', '0', 'a', 'G', ' ', '.', '"', '\n', '08:00:00'),
+    fc.stringMatching(/^[0-9a-fA-F]{1,5}$/),
+    fc.string({ maxLength: 4 }),
+  );
+  it('matches the same texts as the original', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 30 }), (parts) => {
+        const text = parts.join('');
+        expect(ipv6.trigger.test(text)).toBe(ORIGINAL.test(text));
+      }),
+      { numRuns: 5000 },
+    );
+    for (const t of [
+      '1:2:3:4:5:6:7:8',
+      'x1:2:3:4:5:6:7:',
+      '::1',
+      'ab:cd',
+      '12345:1:2:3:4:5:6:7',
+      'a:b:c:d:e:f:0:',
+    ]) {
+      expect(ipv6.trigger.test(t), t).toBe(ORIGINAL.test(t));
+    }
+  });
+  it('never lets the detector fire on a text it does not match', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 30 }), (parts) => {
+        const text = parts.join('');
+        if (scanForSecrets(text, [{ ...ipv6, trigger: /(?:)/ }]).length > 0)
+          expect(ipv6.trigger.test(text)).toBe(true);
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
