@@ -7,6 +7,7 @@ import {
   fstatSync,
   appendFileSync,
   mkdirSync,
+  writeSync,
 } from 'node:fs';
 import path from 'node:path';
 import { toJsonLine } from '../../shared/protocol';
@@ -90,4 +91,38 @@ export function repairMirrors(ledger: Ledger): string[] {
     repaired.push(run.run_id);
   }
   return repaired;
+}
+
+/**
+ * The mirror of one run as its writer appends to it: the file stays open for the writer's life
+ * (opening, appending and closing it per append measured ~9 µs of the ~50 µs CPU time of a single
+ * durable append). Opened in append mode, so lines land at the end whatever else wrote there.
+ * Failures are swallowed: the database is the authority and the next open repairs the mirror.
+ */
+export class MirrorAppender {
+  private fd: number | null = null;
+  constructor(private readonly file: string) {}
+
+  append(lines: readonly string[]): void {
+    if (lines.length === 0) return;
+    try {
+      if (this.fd === null) {
+        mkdirSync(path.dirname(this.file), { recursive: true });
+        this.fd = openSync(this.file, 'a');
+      }
+      writeSync(this.fd, lines.join(''));
+    } catch {
+      this.close(); // opened again on the next append
+    }
+  }
+
+  close(): void {
+    if (this.fd === null) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+    this.fd = null;
+  }
 }

