@@ -1,2 +1,3 @@
 export * from './snapshots';
+export * from './diff-runs';
 export { buildSnapshotsInBackground, type BackgroundProgress } from './background';

@@ -12,17 +12,6 @@ import {
   type FoldEvent,
   type RunState,
 } from '../../shared/state';
-import {
-  diffRunEvents,
-  prepareSide,
-  type DiffOptions,
-  type PreparedSide,
-  type RunDiff,
-} from '../../shared/diff';
-import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../workers';
-import { ledgerPath } from '../ledger/open';
-import { diffEvents } from './diff-read';
 
 /**
  * K: a snapshot of the state is stored every K events, so the state at any seq is the nearest
@@ -406,65 +395,4 @@ export function attachSnapshotter(
       live.delete(runId);
     }
   });
-}
-
-/** Diffs two runs of the ledger (see shared/diff): events aligned, first divergence, final states. */
-export function diffRuns(ledger: Ledger, left: string, right: string, opts: DiffOptions = {}): RunDiff {
-  const headL = headSeq(ledger, left);
-  const headR = headSeq(ledger, right);
-  return diffRunEvents(
-    {
-      run_id: left,
-      events: diffEvents(ledger.db, left, headL),
-      final_state: stateAt(ledger, left, headL).state,
-    },
-    {
-      run_id: right,
-      events: diffEvents(ledger.db, right, headR),
-      final_state: stateAt(ledger, right, headR).state,
-    },
-    opts,
-  );
-}
-
-/**
- * The same diff with the right-hand run read and normalised in a worker thread while this thread
- * does the left (the reading and normalising is ~90% of a diff's time). Without a worker to run, it
- * is the single-thread diff.
- */
-export async function diffRunsParallel(
-  ledger: Ledger,
-  left: string,
-  right: string,
-  opts: DiffOptions = {},
-): Promise<RunDiff> {
-  const headL = headSeq(ledger, left);
-  const headR = headSeq(ledger, right);
-  let worker: Worker | null = null;
-  try {
-    worker = startWorker(import.meta.url, './diff-worker.ts', './diff-worker.js', {
-      workerData: { file: ledgerPath(ledger.folder), runId: right, to: headR },
-    });
-  } catch {
-    worker = null;
-  }
-  if (!worker) return diffRuns(ledger, left, right, opts);
-  const w = worker;
-  const rightSide = new Promise<PreparedSide>((resolve, reject) => {
-    w.once('message', resolve);
-    w.once('error', reject);
-  });
-  const leftSide = prepareSide({
-    run_id: left,
-    events: diffEvents(ledger.db, left, headL),
-    final_state: stateAt(ledger, left, headL).state,
-  });
-  try {
-    const r = await rightSide;
-    return diffRunEvents(leftSide, { ...r, final_state: stateAt(ledger, right, headR).state }, opts);
-  } catch {
-    return diffRuns(ledger, left, right, opts);
-  } finally {
-    void w.terminate();
-  }
 }

@@ -1,8 +1,9 @@
 import { diffArrays } from 'diff';
-import { isKnownKind, upcast } from '../protocol';
 import { changesCapped } from '../state/changes';
 import type { Change, FoldEvent, RunState } from '../state/types';
-import { callOrdinal, newContext, normaliseJson, normalisedPayload } from './normalise';
+import { callOrdinal, newContext, normaliseJson, type NormaliseContext } from './normalise';
+import { isKnownKind, upcast } from '../protocol';
+import { KeyTable, payloadKey, type KeyedSide } from './stored';
 
 export type RowType = 'same' | 'changed' | 'only_left' | 'only_right';
 
@@ -87,93 +88,108 @@ export const DIFF_DEFAULTS: Required<DiffOptions> = {
   pairWindow: 64,
 };
 
-/** The per-run sequence, interned: `ids[i]` equal on both sides ⇔ same kind and normalised payload. */
+/** Both runs' events over one set of key ids: `ids[i]` equal on both sides ⇔ events compare equal. */
 interface Side {
-  seqs: number[];
+  seqs: Float64Array;
   ids: number[];
+  kindOf: Int32Array;
   kinds: string[];
-  calls: (string | undefined)[];
+  callOf: Int32Array;
+}
+
+/** The payload as compared: a non-object counts as `{}`; old versions of known kinds are upcast. */
+function upcastPayload(kind: string, v: number, payload: unknown): Record<string, unknown> {
+  const raw = payload && typeof payload === 'object' ? (payload as Record<string, unknown>) : {};
+  return isKnownKind(kind) ? upcast(kind, v, raw).payload : raw;
 }
 
 /**
- * One run read for the diff: per event its seq, kind, comparison key (kind and normalised payload
- * as one JSON string) and call ordinal. Plain data, so a worker thread can prepare one side while
- * the main thread prepares the other.
+ * The comparison key of one event: kind and normalised payload (old payload versions compared as the
+ * current version they upcast to), as JSON text.
  */
-export interface PreparedSide {
-  run_id: string;
-  seqs: number[];
-  keys: string[];
-  kinds: string[];
-  calls: (string | undefined)[];
-  final_state?: RunState | null;
+export function eventKey(kind: string, v: number, payload: unknown, ctx: NormaliseContext): string {
+  return payloadKey(kind, upcastPayload(kind, v, payload), ctx);
 }
 
 /**
- * Interns keys to small integers. Keyed by a 53-bit hash computed here (two 32-bit FNV-style
- * hashes), every hit verified against the stored key: measured ~1.5× faster than a Map keyed by
- * the ~250-character strings themselves, which V8 hashes and compares in full.
+ * Prepares one run for the diff the straightforward way: each event's payload upcast, normalised and
+ * written as JSON with its kind (its comparison key), and its call id numbered. The reference for
+ * the fast way from stored payload text (prepareStored in ./stored), and the way for events in hand.
  */
-class Interner {
-  private readonly byHash = new Map<number, number>();
-  /** Next id with the same hash (collision chain), -1 at the end. */
-  private readonly next: number[] = [];
-  readonly keys: string[] = [];
-  id(key: string): number {
-    let h1 = 0x811c9dc5;
-    let h2 = 0x01234567;
-    for (let i = 0; i < key.length; i++) {
-      const c = key.charCodeAt(i);
-      h1 = Math.imul(h1 ^ c, 16777619);
-      h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-    }
-    const h = (h1 >>> 0) * 2097152 + ((h2 >>> 11) & 0x1fffff);
-    const first = this.byHash.get(h);
-    for (let n = first ?? -1; n >= 0; n = this.next[n]!) if (this.keys[n] === key) return n;
-    const id = this.keys.length;
-    this.keys.push(key);
-    this.next.push(first ?? -1);
-    this.byHash.set(h, id);
-    return id;
-  }
-}
-
-export function prepareSide(side: DiffSide): PreparedSide {
+export function prepareSide(side: DiffSide, table = new KeyTable([side.run_id])): KeyedSide {
   const ctx = newContext(side.run_id, true);
   const shown = newContext(side.run_id, false);
-  const out: PreparedSide = {
+  const seqs: number[] = [];
+  const keyOf: number[] = [];
+  const kindOf: number[] = [];
+  const callOf: number[] = [];
+  const callIds: string[] = [];
+  const kinds: string[] = [];
+  const kindIds = new Map<string, number>();
+  for (const e of side.events) {
+    keyOf.push(table.id(eventKey(e.kind, e.v, e.payload, ctx), e.kind));
+    seqs.push(e.seq);
+    let k = kindIds.get(e.kind);
+    if (k === undefined) {
+      kindIds.set(e.kind, (k = kinds.length));
+      kinds.push(e.kind);
+    }
+    kindOf.push(k);
+    const payload = upcastPayload(e.kind, e.v, e.payload);
+    const callId = typeof payload.call_id === 'string' ? payload.call_id : undefined;
+    if (callId === undefined) callOf.push(0);
+    else {
+      const n = shown.calls.size;
+      const o = Number(callOrdinal(callId, shown).slice(1));
+      if (o > n) callIds.push(callId);
+      callOf.push(o);
+    }
+  }
+  return {
     run_id: side.run_id,
-    seqs: [],
-    keys: [],
-    kinds: [],
-    calls: [],
+    seqs: Float64Array.from(seqs),
+    kindOf: Int32Array.from(kindOf),
+    kinds,
+    keyOf: Int32Array.from(keyOf),
+    keys: table.keys,
+    callOf: Int32Array.from(callOf),
+    callIds,
     final_state: side.final_state,
   };
-  const kindNames = new Map<string, string>();
-  for (const e of side.events) {
-    // Old payload versions are compared as the current version they upcast to.
-    const raw = e.payload && typeof e.payload === 'object' ? e.payload : {};
-    const payload = isKnownKind(e.kind) ? upcast(e.kind, e.v, raw).payload : raw;
-    // One flat string per event (kind and normalised payload): cheap to intern.
-    out.keys.push(JSON.stringify([e.kind, normalisedPayload(e.kind, payload, ctx)]));
-    out.seqs.push(e.seq);
-    let k = kindNames.get(e.kind);
-    if (k === undefined) kindNames.set(e.kind, (k = e.kind));
-    out.kinds.push(k);
-    const callId = typeof payload.call_id === 'string' ? payload.call_id : undefined;
-    out.calls.push(callId === undefined ? undefined : callOrdinal(callId, shown));
+}
+
+/**
+ * Puts both runs' events over one set of key ids. Runs prepared with one KeyTable share it already;
+ * otherwise (one run prepared in a worker thread) the right run's keys are looked up among the
+ * left's, distinct keys only. A Map keyed by the key text: measured faster here than the FNV-style
+ * hash in JS this replaced (V8 hashes a flat string natively and caches the hash in it).
+ */
+function commonIds(left: KeyedSide, right: KeyedSide): { L: Side; R: Side; keys: string[] } {
+  const side = (s: KeyedSide, map: ArrayLike<number> | null): Side => {
+    const ids = new Array<number>(s.keyOf.length);
+    for (let i = 0; i < ids.length; i++) ids[i] = map ? map[s.keyOf[i]!]! : s.keyOf[i]!;
+    return { seqs: s.seqs, ids, kindOf: s.kindOf, kinds: s.kinds, callOf: s.callOf };
+  };
+  if (left.keys === right.keys) return { L: side(left, null), R: side(right, null), keys: left.keys };
+  const keys = left.keys.slice();
+  const index = new Map<string, number>();
+  for (let i = 0; i < keys.length; i++) index.set(keys[i]!, i);
+  const map = new Int32Array(right.keys.length);
+  for (let i = 0; i < right.keys.length; i++) {
+    const k = right.keys[i]!;
+    let id = index.get(k);
+    if (id === undefined) {
+      id = keys.length;
+      keys.push(k);
+      index.set(k, id);
+    }
+    map[i] = id;
   }
-  return out;
+  return { L: side(left, null), R: side(right, map), keys };
 }
 
-function readSide(side: PreparedSide, interner: Interner): Side {
-  const ids = new Array<number>(side.keys.length);
-  for (let i = 0; i < side.keys.length; i++) ids[i] = interner.id(side.keys[i]!);
-  return { seqs: side.seqs, ids, kinds: side.kinds, calls: side.calls };
-}
-
-function payloadOf(interner: Interner, id: number): unknown {
-  return (JSON.parse(interner.keys[id]!) as [string, unknown])[1];
+function payloadOf(keys: readonly string[], id: number): unknown {
+  return (JSON.parse(keys[id]!) as [string, unknown])[1];
 }
 
 /** Alignment ops over the two id arrays: runs of equal / removed / added. */
@@ -321,17 +337,26 @@ function pushOp(ops: Op[], op: Op['op'], n: number): void {
  * cut is said in `truncated` / `*_left_off`. Pure (no I/O, no clock).
  */
 export function diffRunEvents(
-  leftSide: DiffSide | PreparedSide,
-  rightSide: DiffSide | PreparedSide,
+  leftSide: DiffSide | KeyedSide,
+  rightSide: DiffSide | KeyedSide,
   options: DiffOptions = {},
 ): RunDiff {
   const opt = { ...DIFF_DEFAULTS, ...options };
-  const interner = new Interner();
-  const left = 'keys' in leftSide ? leftSide : prepareSide(leftSide);
-  const right = 'keys' in rightSide ? rightSide : prepareSide(rightSide);
-  const L = readSide(left, interner);
-  const R = readSide(right, interner);
-  const al = align(L.ids, R.ids, opt.maxEditLength, interner.keys.length);
+  let left: KeyedSide;
+  let right: KeyedSide;
+  if ('events' in leftSide && 'events' in rightSide) {
+    // One table for both: their keys then share ids.
+    const table = new KeyTable([leftSide.run_id, rightSide.run_id]);
+    left = prepareSide(leftSide, table);
+    right = prepareSide(rightSide, table);
+  } else {
+    left = 'events' in leftSide ? prepareSide(leftSide) : leftSide;
+    right = 'events' in rightSide ? prepareSide(rightSide) : rightSide;
+  }
+  const { L, R, keys } = commonIds(left, right);
+  const kindL = (i: number): string => L.kinds[L.kindOf[i]!]!;
+  const kindR = (j: number): string => R.kinds[R.kindOf[j]!]!;
+  const al = align(L.ids, R.ids, opt.maxEditLength, keys.length);
 
   const counts = { same: 0, changed: 0, only_left: 0, only_right: 0 };
   const rows: DiffRow[] = [];
@@ -365,10 +390,10 @@ export function diffRunEvents(
     else leftOff += 1;
   };
   const withCalls = (row: DiffRow, i: number | null, j: number | null): DiffRow => {
-    const lc = i === null ? undefined : L.calls[i];
-    const rc = j === null ? undefined : R.calls[j];
-    if (lc !== undefined) row.left_call = lc;
-    if (rc !== undefined) row.right_call = rc;
+    const lc = i === null ? 0 : L.callOf[i]!;
+    const rc = j === null ? 0 : R.callOf[j]!;
+    if (lc) row.left_call = `#${lc}`;
+    if (rc) row.right_call = `#${rc}`;
     return row;
   };
   const onlyLeft = (i: number): DiffRow =>
@@ -378,7 +403,7 @@ export function diffRunEvents(
         left_seq: L.seqs[i]!,
         right_seq: null,
         count: 1,
-        left_kind: L.kinds[i]!,
+        left_kind: kindL(i),
         right_kind: null,
       },
       i,
@@ -392,7 +417,7 @@ export function diffRunEvents(
         right_seq: R.seqs[j]!,
         count: 1,
         left_kind: null,
-        right_kind: R.kinds[j]!,
+        right_kind: kindR(j),
       },
       null,
       j,
@@ -404,11 +429,11 @@ export function diffRunEvents(
       left_seq: L.seqs[i]!,
       right_seq: R.seqs[j]!,
       count: 1,
-      left_kind: L.kinds[i]!,
-      right_kind: R.kinds[j]!,
+      left_kind: kindL(i),
+      right_kind: kindR(j),
     };
     if (!same && rows.length < opt.maxRows) {
-      row.changes = changesCapped(payloadOf(interner, L.ids[i]!), payloadOf(interner, R.ids[j]!), {
+      row.changes = changesCapped(payloadOf(keys, L.ids[i]!), payloadOf(keys, R.ids[j]!), {
         max: opt.maxChangesPerRow,
       }).changes;
     }
@@ -426,8 +451,8 @@ export function diffRunEvents(
         left_seq: L.seqs[li]!,
         right_seq: R.seqs[ri]!,
         count: o.n,
-        left_kind: L.kinds[li]!,
-        right_kind: R.kinds[ri]!,
+        left_kind: kindL(li),
+        right_kind: kindR(ri),
       });
       li += o.n;
       ri += o.n;
@@ -449,7 +474,7 @@ export function diffRunEvents(
       let match = -1;
       const limit = Math.min(insEnd, ri + opt.pairWindow);
       for (let j = ri; j < limit; j++) {
-        if (R.kinds[j] === L.kinds[li]) {
+        if (kindR(j) === kindL(li)) {
           match = j;
           break;
         }

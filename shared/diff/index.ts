@@ -1,2 +1,3 @@
 export * from './diff';
 export * from './normalise';
+export * from './stored';

@@ -9,6 +9,7 @@ import {
   changesAt,
   diffRuns,
   diffRunsParallel,
+  diffRunsReference,
   encodeState,
   maintainSnapshots,
   stateAt,
@@ -184,15 +185,38 @@ describe('snapshots', () => {
     expect(same.identical).toBe(true);
   });
 
-  it('gives the same diff with the right-hand run prepared in a worker thread', async () => {
+  it('gives the same diff with part of both runs prepared in a worker thread', async () => {
     write('left-run-1', items(300));
     write(
       'right-run-2',
       items(300, '!').map((e, i) => (i % 7 ? items(300)[i]! : e)),
     );
-    const parallel = await diffRunsParallel(ledger, 'left-run-1', 'right-run-2');
-    expect(parallel).toEqual(diffRuns(ledger, 'left-run-1', 'right-run-2'));
-    expect(parallel.counts.changed).toBeGreaterThan(0);
+    // Any size of run goes to the worker here; its share and a share of nothing or everything.
+    for (const workerShare of [0.5, 0.3, 0, 1]) {
+      const parallel = await diffRunsParallel(
+        ledger,
+        'left-run-1',
+        'right-run-2',
+        {},
+        { minEvents: 0, workerShare },
+      );
+      expect(parallel).toEqual(diffRuns(ledger, 'left-run-1', 'right-run-2'));
+      expect(parallel.counts.changed).toBeGreaterThan(0);
+    }
+  });
+
+  it('reads stored payload text the fast way with the same result as parsing every event', () => {
+    write('left-run-1', items(300));
+    write(
+      'right-run-2',
+      items(300, '!').map((e, i) => (i % 5 ? items(300)[i]! : e)),
+    );
+    const fast = diffRuns(ledger, 'left-run-1', 'right-run-2');
+    expect(fast).toEqual(diffRunsReference(ledger, 'left-run-1', 'right-run-2'));
+    expect(fast.counts.changed + fast.counts.only_left + fast.counts.only_right).toBeGreaterThan(0);
+    expect(diffRuns(ledger, 'left-run-1', 'left-run-1')).toEqual(
+      diffRunsReference(ledger, 'left-run-1', 'left-run-1'),
+    );
   });
 });
 

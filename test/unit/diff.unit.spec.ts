@@ -1,6 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { diffRunEvents, type RunDiff } from '../../shared/diff';
+import {
+  diffRunEvents,
+  joinSides,
+  KeyTable,
+  keyMap,
+  prepareSide,
+  prepareStored,
+  storedRecord,
+  storedSide,
+  type KeyedSide,
+  type RunDiff,
+  type StoredSide,
+} from '../../shared/diff';
 import { foldEvents, type FoldEvent } from '../../shared/state';
 
 type Item = { kind: string; payload: Record<string, unknown> };
@@ -217,5 +229,252 @@ describe('run diff', () => {
       ),
       { numRuns: 200 },
     );
+  });
+});
+
+// The fast way (templates of the stored payload text, shared/diff/stored.ts) against the
+// straightforward way (parse, normalise, write each payload: prepareSide), on payload texts built to
+// hit what the fast way must get right: key order, duplicate keys, escapes (also in key names),
+// whitespace, call ids at any depth and of any type, dropped keys with any value, ISO times (also
+// ones just outside what the template blanks), run ids inside strings, numbers that JSON writes
+// differently, and the kinds with their own rules.
+describe('run diff from stored text', () => {
+  const LEFT = 'left-run-0001';
+  const RIGHT = 'right-run-0002';
+
+  /** A JSON value as text, written in one of several ways that parse alike. */
+  type Text = fc.Arbitrary<string>;
+  /** A string as JSON text, plainly or with escapes that parse alike (`\/`, `\u` for l and r). */
+  const str = (s: string, esc: boolean): string =>
+    esc
+      ? JSON.stringify(s)
+          .replace(/\//g, '\\/')
+          .replace(/[lr]/, (c) => `\\u00${c.charCodeAt(0).toString(16)}`)
+      : JSON.stringify(s);
+  const strings = fc.constantFrom(
+    'x',
+    'a"b',
+    'line\nbreak',
+    '\u0001',
+    'é',
+    '😀',
+    '\ud800',
+    'src/mod1.ts',
+    LEFT,
+    RIGHT,
+    `/runs/${LEFT}/ws/a.ts`,
+    `/runs/${RIGHT}/ws/a.ts`,
+    '2026-11-29T08:00:00.000Z',
+    '2026-11-29 08:00',
+    '2026-11-29T08:00:00+01:00',
+    '2026-11-29T08:00:00.1234567890123Z',
+    '2026-11-29T08:00:00.123456789012345678901234567890Z',
+    'c1',
+    'c2',
+    '#',
+  );
+  /** Times, as the template blanks them or just not (too long, or with a run id in them). */
+  const times = fc.constantFrom(
+    '"2026-11-29T08:00:00.000Z"',
+    '"2026-11-29T09:00:00.000Z"',
+    '"2026-11-29 08:00"',
+    '"2026-11-29T08:00:00.1234567890123Z"',
+    '"2026-11-29T08:00:00.123456789012345678901234567890Z"',
+    '"2026-11-29T08:00:00.123456789012345678901234567891Z"',
+  );
+  const number = fc.constantFrom('0', '-0', '1', '1.5', '1.50', '1e2', '1E400', '12345678901234567890', '-3');
+  const primitive: Text = fc.oneof(
+    fc.tuple(strings, fc.boolean()).map(([s, esc]) => str(s, esc)),
+    number,
+    fc.constantFrom('true', 'false', 'null'),
+  );
+  const KEYS = [
+    'call_id',
+    'at',
+    'time',
+    'timestamp',
+    'duration_ms',
+    'elapsed_ms',
+    'started_at',
+    'seq',
+    'tool',
+    'args',
+    'path',
+    'a',
+    'b',
+    'of',
+    'mode',
+    'budget',
+    'used',
+  ];
+  const key = fc.tuple(fc.constantFrom(...KEYS), fc.nat(9)).map(([k, r]) =>
+    // Now and then a key spelled with an escape, which parses to the same name.
+    r === 0 ? JSON.stringify(k).replace('_', '\\u005f') : JSON.stringify(k),
+  );
+  const space = fc.constantFrom('', '', '', ' ');
+  const value: Text = fc.letrec<{ v: string; o: string; a: string }>((tie) => ({
+    v: fc.oneof({ depthSize: 'small', withCrossShrink: true }, primitive, tie('o'), tie('a')),
+    o: fc
+      .tuple(fc.array(fc.tuple(key, tie('v'), space), { maxLength: 5 }), space)
+      .map(([members, sp]) => `{${members.map(([k, v, s]) => `${k}${s}:${s}${v}`).join(`,${sp}`)}}`),
+    a: fc.array(tie('v'), { maxLength: 3 }).map((xs) => `[${xs.join(',')}]`),
+  })).v;
+  /** A top-level call id: mostly first, as the ledger's writers put it, else anywhere or unusual. */
+  const callMember = fc.constantFrom(
+    null,
+    '"call_id":"c1"',
+    '"call_id":"c2"',
+    '"call_id":"c3"',
+    '"call_id":"c\\u0031"',
+    '"call\\u005fid":"c1"',
+    '"call_id":7',
+    '"call_id":"c9","call_id":"c1"',
+  );
+  const payload: Text = fc
+    .tuple(fc.array(fc.tuple(key, value), { maxLength: 6 }), callMember, fc.boolean())
+    .map(([members, call, first]) => {
+      const all = members.map(([k, v]) => `${k}:${v}`);
+      if (call) {
+        if (first) all.unshift(call);
+        else all.push(call);
+      }
+      return `{${all.join(',')}}`;
+    });
+  const kindAndText = fc.record({
+    kind: fc.constantFrom('model_proposed', 'tool_returned', 'run_started', 'budget_exhausted', 'odd_kind'),
+    text: fc.oneof(
+      payload,
+      payload.map((p) => p.replace('"budget":', '"budget":"wall_ms","x":')),
+    ),
+  });
+  /** The value tokens of a JSON text (strings that are not keys, numbers, literals). */
+  const VALUE_TOKEN = /"(?:[^"\\]|\\.)*"(?=\s*[,}\]])|-?\d[\d.eE+-]*|true|false|null/g;
+  /**
+   * Events as variations of a few payloads: one value replaced by another. Templates then collide
+   * often, which is where a template that blanks too much would show.
+   */
+  const runEvents = (min: number, max: number) =>
+    fc
+      .tuple(
+        fc.array(kindAndText, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat(), fc.option(fc.oneof(primitive, times), { freq: 3 })), {
+          minLength: min,
+          maxLength: max,
+        }),
+      )
+      .map(([pool, picks]) =>
+        picks.map(([p, at, v]) => {
+          const base = pool[p % pool.length]!;
+          if (v === null) return base;
+          const tokens = [...base.text.matchAll(VALUE_TOKEN)];
+          if (!tokens.length) return base;
+          const t = tokens[at % tokens.length]!;
+          const text = base.text.slice(0, t.index) + v + base.text.slice(t.index + t[0].length);
+          try {
+            JSON.parse(text);
+            return { kind: base.kind, text };
+          } catch {
+            return base;
+          }
+        }),
+      );
+  const event = kindAndText;
+
+  function stored(runId: string, evs: { kind: string; text: string }[]): StoredSide {
+    return {
+      run_id: runId,
+      seqs: evs.map((_, i) => i + 1),
+      records: evs.map((e) => storedRecord(e.kind, e.text)),
+    };
+  }
+  function events(runId: string, evs: { kind: string; text: string }[]): FoldEvent[] {
+    return evs.map((e, i) => ({
+      seq: i + 1,
+      run_id: runId,
+      kind: e.kind,
+      v: 1,
+      at: '',
+      payload: JSON.parse(e.text) as Record<string, unknown>,
+    }));
+  }
+  /** Per event: key text, kind and call id, as both ways must agree on them. */
+  const perEvent = (s: KeyedSide) =>
+    Array.from(s.keyOf, (k, i) => [
+      s.keys[k],
+      s.kinds[s.kindOf[i]!],
+      s.callOf[i] ? s.callIds[s.callOf[i]! - 1] : null,
+      s.seqs[i],
+    ]);
+
+  it('property: per event the same key, kind and call as the straightforward way', () => {
+    fc.assert(
+      fc.property(runEvents(0, 30), fc.constantFrom(LEFT, 'ab', '2026-11-29'), (evs, runId) => {
+        const fast = prepareStored(stored(runId, evs));
+        expect(fast).not.toBeNull();
+        const ref = prepareSide({ run_id: runId, events: events(runId, evs) });
+        expect(perEvent(fast!)).toEqual(perEvent(ref));
+        expect(fast!.callIds).toEqual(ref.callIds);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('property: the same diff as the straightforward way, one table for both runs or joined parts', () => {
+    fc.assert(
+      fc.property(
+        runEvents(1, 40),
+        fc.array(fc.tuple(fc.nat(40), event, fc.boolean()), { maxLength: 6 }),
+        fc.nat(40),
+        (base, edits, cut) => {
+          // The right run: the left one with events replaced or inserted.
+          const other = base.slice();
+          for (const [at, e, insert] of edits) other.splice(at % (other.length + 1), insert ? 0 : 1, e);
+          const want = diffRunEvents(
+            { run_id: LEFT, events: events(LEFT, base) },
+            { run_id: RIGHT, events: events(RIGHT, other) },
+          );
+          const table = new KeyTable([LEFT, RIGHT]);
+          const l = prepareStored(stored(LEFT, base), table)!;
+          const r = prepareStored(stored(RIGHT, other), table)!;
+          expect(diffRunEvents(l, r)).toEqual(want);
+          // Each run in two parts, the later ones over a table of their own (as a worker has).
+          const split = (runId: string, evs: typeof base, t: KeyTable, later: KeyTable) => {
+            const c = Math.min(cut, evs.length);
+            const first = prepareStored(stored(runId, evs.slice(0, c)), t)!;
+            const rest = stored(runId, evs.slice(c));
+            const restSide = prepareStored({ ...rest, seqs: rest.seqs.map((s) => s + c) }, later)!;
+            return joinSides(t, first, restSide, keyMap(t, later));
+          };
+          const t2 = new KeyTable([LEFT, RIGHT]);
+          const later = new KeyTable([LEFT, RIGHT]);
+          const l2 = split(LEFT, base, t2, later);
+          const r2 = split(RIGHT, other, t2, later);
+          expect(diffRunEvents(l2, r2)).toEqual(want);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('leaves to the straightforward way what it does not expect', () => {
+    const ok = storedRecord('model_responded', '{"content":"x"}');
+    const side = (records: string[]): StoredSide => ({
+      run_id: LEFT,
+      seqs: records.map((_, i) => i + 1),
+      records,
+    });
+    expect(prepareStored(side([ok]))).not.toBeNull();
+    // An old payload version (upcasting is the protocol's), a NUL, a kind that is not a plain name.
+    expect(prepareStored(side([ok, storedRecord('model_responded', '{"content":"x"}', 0)]))).toBeNull();
+    expect(prepareStored(side([ok, storedRecord('model_responded', '{"content":"x\0"}')]))).toBeNull();
+    expect(prepareStored(side([storedRecord('Bad-Kind', '{}')]))).toBeNull();
+    // Chunks whose records or seqs do not line up.
+    expect(storedSide({ run_id: LEFT, chunks: [{ n: 2, seqs: '[1,2]', text: ok }] })).toBeNull();
+    expect(
+      storedSide({ run_id: LEFT, chunks: [{ n: 2, seqs: '[2,1]', text: `${ok}\x1e${ok}` }] }),
+    ).toBeNull();
+    expect(
+      storedSide({ run_id: LEFT, chunks: [{ n: 2, seqs: '[1,2]', text: `${ok}\x1e${ok}` }] })?.records,
+    ).toEqual([ok, ok]);
   });
 });
