@@ -12,7 +12,9 @@ export const BULK_KINDS: readonly string[] = [
   'context_updated',
 ];
 
-export const RARE_TERM = `kind NOT IN (${BULK_KINDS.map((k) => `'${k}'`).join(', ')})`;
+// A chain of <> rather than NOT IN (…): SQLite evaluates it on every insert, and the chain measured
+// ~0.7 µs a row cheaper than the list (3.3 against 4.0 µs a row, 2.4 without any kind index).
+export const RARE_TERM = BULK_KINDS.map((k) => `kind <> '${k}'`).join(' AND ');
 
 const bulk = new Set(BULK_KINDS);
 
