@@ -3,7 +3,8 @@
  * - parse: a bare read + line split + JSON.parse of the generated file (the ceiling);
  * - import: `ingestFolder` of that file into a fresh folder (validation, redaction, digests, chain
  *   check, inserts and indexes included);
- * - single: durable appends, one transaction each; batched: appendBatch of 10,000.
+ * - single: durable appends, one transaction each, beside two ceilings on the same disk: a bare
+ *   write + fdatasync, and bare SQLite single-row commits; batched: appendBatch of 10,000.
  * Goals: import ≥ 200,000 events/s and ≥ 30% of parse; single ≥ 5,000/s; batched ≥ 200,000/s.
  * cpu_us_per_event is the process's CPU time (all threads) per event: on cores shared with other
  * work, wall-time rates swing from run to run while it stays steadier.
@@ -19,6 +20,7 @@ import {
   fdatasyncSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
+import Database from 'better-sqlite3';
 import path from 'node:path';
 import { ZERO_HASH, type LedgerEvent, toJsonLine } from '../shared/protocol';
 import { Ledger } from '../electron/ledger';
@@ -131,6 +133,26 @@ async function bareParse(file: string): Promise<number> {
 }
 
 const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
+
+/**
+ * SQLite's own ceiling for durable single appends on this disk: one small row per transaction,
+ * WAL and synchronous=FULL as the ledger sets them, no ProofLoop code around it.
+ */
+function bareSqliteCommits(file: string, n: number): number {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec(
+    'CREATE TABLE e (run_no INTEGER, seq INTEGER, payload TEXT, PRIMARY KEY (run_no, seq)) WITHOUT ROWID',
+  );
+  const ins = db.prepare('INSERT INTO e VALUES (1, ?, ?)');
+  const tx = db.transaction((i: number) => ins.run(i, `{"content":"step ${i}","tokens":12}`));
+  const t = performance.now();
+  for (let i = 1; i <= n; i++) tx.immediate(i);
+  const perS = rate(n, performance.now() - t);
+  db.close();
+  return perS;
+}
 /** CPU time of the whole process (all threads) since `from`, in µs: on shared cores a steadier figure than wall time. */
 const cpuMicros = (from: NodeJS.CpuUsage) => {
   const c = process.cpuUsage(from);
@@ -172,6 +194,7 @@ export async function benchIngest(n = 1_000_000) {
     }
     const fsyncPerS = rate(syncs, performance.now() - t);
     closeSync(fd);
+    const sqlitePerS = bareSqliteCommits(path.join(root, 'bare.db'), syncs);
 
     // Appends into a separate ledger.
     const l2 = Ledger.open(path.join(root, 'appends'));
@@ -219,6 +242,8 @@ export async function benchIngest(n = 1_000_000) {
         goal_ok: rate(single, singleMs) >= 5_000,
         disk_fdatasync_per_s: fsyncPerS,
         of_disk_ceiling: Number((rate(single, singleMs) / fsyncPerS).toFixed(2)),
+        bare_sqlite_commits_per_s: sqlitePerS,
+        of_bare_sqlite: Number((rate(single, singleMs) / sqlitePerS).toFixed(2)),
       },
       batched_append: {
         per_s: rate(batches * per, batchMs),
