@@ -4,6 +4,7 @@ import type { StateAt, StateChanges } from '../api/types';
 import { currentCache } from '../features/timeline/eventCache';
 import type { AppState } from './index';
 import { shareEqual } from './shareEqual';
+import { changes as stateChanges } from '../../shared/state/changes';
 
 /**
  * How long the view waits for the state of a new seq before it moves without it (the state panel
@@ -69,12 +70,29 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
             continue;
           }
         }
+        // A step forward from the state on show needs one request, not two: what changed at seq is
+        // the state at seq − 1 (on show) against the state at seq, the same diff the service makes
+        // for 'state.changes' (shared/state/changes.ts). Other moves ask the service for both.
+        const shown = get();
+        const before =
+          shown.stateRun === runId && shown.stateAt?.seq === seq - 1 ? shown.stateAt.state : undefined;
+        const kind = before === undefined ? undefined : cache?.peek(seq)?.kind;
         const [at, ch] = await Promise.all([
           callOptional('state.at', { run_id: runId, seq }),
-          callOptional('state.changes', { run_id: runId, seq }),
+          kind === undefined ? callOptional('state.changes', { run_id: runId, seq }) : null,
         ]);
         const now = get();
         if (now.runId !== runId) continue;
+        const state = at.ok ? shareEqual(now.stateAt?.state, at.value.state) : undefined;
+        const changes: Pick<InspectorSlice, 'changes' | 'changesError'> = ch
+          ? { changes: ch.ok ? ch.value : null, changesError: ch.ok ? null : ch.error }
+          : {
+              changes:
+                state && kind && at.ok && at.value.seq === seq
+                  ? { seq, kind, changes: stateChanges(before, state) }
+                  : null,
+              changesError: null,
+            };
         // The view moves to this seq with its state in the same update (one commit, one paint),
         // unless the wait ran out meanwhile and the view already shows a later selection.
         const viewSeq = now.seq === seq || now.viewSeq === viewBefore ? seq : now.viewSeq;
@@ -82,12 +100,9 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
         set({
           viewSeq,
           stateRun: runId,
-          stateAt: at.ok
-            ? { ...at.value, state: shareEqual(now.stateAt?.state, at.value.state) }
-            : now.stateAt,
+          stateAt: at.ok && state ? { ...at.value, state } : now.stateAt,
           stateError: at.ok ? null : at.error,
-          changes: ch.ok ? ch.value : null,
-          changesError: ch.ok ? null : ch.error,
+          ...changes,
         });
       }
     } finally {

@@ -2,8 +2,8 @@ import { subscribe } from '../api/api';
 import { formatHash, parseHash, type Route } from './route';
 import { useApp } from './index';
 
-/** How long a step waits before the URL hash shows its seq. */
-const HASH_SETTLE_MS = 250;
+/** How long the steps pause before the URL hash shows the seq. */
+const HASH_SETTLE_MS = 300;
 
 function routeOfState(): Route {
   const s = useApp.getState();
@@ -56,8 +56,8 @@ export function startSync(): () => void {
   void s.loadRuns();
 
   // The hash follows the store. A new view or run is a history entry at once; a step only replaces
-  // the entry, and not on every key: history.replaceState costs a same-document navigation (and
-  // Chromium throttles a page that makes hundreds of them), so steps settle for a moment first.
+  // the entry, and only once the steps pause: history.replaceState costs a same-document navigation
+  // (milliseconds each, and Chromium throttles a page that makes hundreds of them).
   let last = window.location.hash;
   let pending = false;
   let stepTimer: ReturnType<typeof setTimeout> | null = null;
@@ -85,7 +85,8 @@ export function startSync(): () => void {
         pending = false;
         writeHash();
       });
-    } else if (st.seq !== prev.seq && !pending && stepTimer === null) {
+    } else if (st.seq !== prev.seq && !pending) {
+      if (stepTimer !== null) clearTimeout(stepTimer);
       stepTimer = setTimeout(writeHash, HASH_SETTLE_MS);
     }
   });

@@ -2,7 +2,7 @@ import { memo, useState, type ReactNode } from 'react';
 
 const SIMPLE_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ID_KEYS = ['call_id', 'path', 'seq'] as const;
-const MAX_CHILDREN = 200;
+export const MAX_CHILDREN = 200;
 
 /** The path syntax of shared/state/changes.ts: `a.b`, `a["x y"]`, `items[call_id=c1]`, `list[3]`. */
 export function childPath(base: string, key: string | number, parent: unknown, child: unknown): string {
@@ -46,7 +46,7 @@ export function marksFor(paths: readonly string[]): Marks {
 const PLACEHOLDER = /\[REDACTED:[A-Za-z0-9_.:-]{1,100}#\d+\]/g;
 
 /** A redaction, shown as what it is rather than as data: `[REDACTED:<rule>#<n>]` or a reduced text. */
-function RedactedPill({ label, title }: { label: string; title: string }) {
+export function RedactedPill({ label, title }: { label: string; title: string }) {
   return (
     <span className="j-redacted" data-testid="redacted" title={title}>
       {label}
@@ -87,7 +87,7 @@ function StringValue({ value }: { value: string }) {
   return <span className="j-str">&quot;{parts}&quot;</span>;
 }
 
-function Scalar({ value }: { value: unknown }) {
+export function Scalar({ value }: { value: unknown }) {
   if (value === null) return <span className="j-null">null</span>;
   switch (typeof value) {
     case 'string':

@@ -70,7 +70,13 @@ test('open a folder, select a run, step with the keyboard through payload and st
   await app.expectSeq(5, HEAD);
   await app.expectStateAt(5);
   const state = page.getByTestId('state-view');
-  await expect(state.getByTestId('state-tree')).toContainText('"returned"');
+  // The state tree keeps only the lines in view in the DOM: page down through it to the call's status.
+  const tree = state.getByTestId('state-tree');
+  await expect(async () => {
+    const found = (await tree.textContent())?.includes('"returned"');
+    if (!found) await tree.evaluate((el) => (el.scrollTop += el.clientHeight));
+    expect(found).toBe(true);
+  }).toPass({ intervals: [100] });
   if (await server.has('state.changes')) {
     await expect(state.getByTestId('state-changes')).not.toHaveAttribute('data-count', '0');
     await expect(state.getByTestId('state-change').first()).toBeVisible();

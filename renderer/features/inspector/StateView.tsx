@@ -1,7 +1,8 @@
 import { memo, useMemo } from 'react';
 import { useApp } from '../../store';
 import type { StateChange } from '../../api/types';
-import { JsonTree, marksFor } from '../../ui/JsonTree';
+import { marksFor } from '../../ui/JsonTree';
+import { VirtualJsonTree } from '../../ui/VirtualJsonTree';
 import { ErrorBox } from '../../ui/ErrorBox';
 
 function short(v: unknown): string {
@@ -78,16 +79,19 @@ export function StateView() {
       {!stateError && !stateAt && <div className="loading">Computing state…</div>}
       {stateAt && (
         <>
-          <div className="section-title">Changed from seq {stateAt.seq - 1}</div>
-          {changesError ? (
-            <ErrorBox error={changesError} what="Changes" />
-          ) : fresh ? (
-            <ChangeList changes={fresh} />
-          ) : (
-            <div className="dim">…</div>
-          )}
+          <div className="state-changes-box">
+            <div className="section-title">Changed from seq {stateAt.seq - 1}</div>
+            {changesError ? (
+              <ErrorBox error={changesError} what="Changes" />
+            ) : fresh ? (
+              <ChangeList changes={fresh} />
+            ) : (
+              <div className="dim">…</div>
+            )}
+          </div>
           <div className="section-title">State</div>
-          <JsonTree value={stateAt.state} openDepth={1} marks={marks} testId="state-tree" />
+          {/* Scrolls by itself and keeps only the lines in view in the DOM: a step re-renders a few lines. */}
+          <VirtualJsonTree value={stateAt.state} openDepth={1} marks={marks} testId="state-tree" />
         </>
       )}
     </div>

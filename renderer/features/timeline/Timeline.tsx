@@ -27,6 +27,9 @@ export function Timeline() {
     getScrollElement: () => parentRef.current,
     estimateSize: () => ROW_HEIGHT,
     overscan: 15,
+    // A scroll re-renders the rows in a task of its own, not inside the scroll event of the frame
+    // that paints a step: the overscan rows cover the few pixels a step scrolls.
+    useFlushSync: false,
   });
 
   // Keep the shown row in view without re-rendering the list on every step. Rows have one height,

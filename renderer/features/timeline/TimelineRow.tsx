@@ -46,7 +46,6 @@ interface RowProps {
 export const TimelineRow = memo(function TimelineRow({ seq, cache, runStart, top, height }: RowProps) {
   const selected = useApp((s) => s.viewSeq === seq);
   const findings = useApp((s) => findingsBySeq(s.findings).get(seq));
-  const setSeq = useApp((s) => s.setSeq);
   const ev = useEvent(cache, seq);
   const tone = ev ? toneOf(ev.kind) : 'other';
   const t = ev && runStart !== null ? Date.parse(ev.at) - runStart : null;
@@ -61,7 +60,7 @@ export const TimelineRow = memo(function TimelineRow({ seq, cache, runStart, top
       data-kind={ev?.kind}
       aria-selected={selected}
       role="row"
-      onClick={() => setSeq(seq)}
+      onClick={() => useApp.getState().setSeq(seq)}
     >
       <span className="tl-seq mono">{seq}</span>
       {ev ? (
