@@ -31,6 +31,9 @@ const entries = [
   // The bundle exporter reads, sorts and scans in worker threads.
   { in: 'electron/bundle/export-worker.ts', out: 'dist/bundle-export-worker.js' },
   { in: 'electron/bundle/export-worker.ts', out: 'dist/electron/bundle-export-worker.js' },
+  // verify-bundle analyses blocks of event lines in worker threads.
+  { in: 'electron/bundle/verify-worker.ts', out: 'dist/bundle-verify-worker.js' },
+  { in: 'electron/bundle/verify-worker.ts', out: 'dist/electron/bundle-verify-worker.js' },
 ].filter((e) => existsSync(new URL(`../${e.in}`, import.meta.url)));
 
 await Promise.all([

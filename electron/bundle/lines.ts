@@ -1,7 +1,7 @@
-import { Worker } from 'node:worker_threads';
 import { createReadStream } from 'node:fs';
 import type { LedgerEvent } from '../../shared/protocol';
-import { sha256Hex as fastSha256 } from '../crypto';
+import { hash } from 'node:crypto';
+import { digestParts } from '../../shared/protocol/chain';
 
 /** Bits of LineBatch.flags. */
 export const LINK_OK = 1; // hash = sha256(prev + digest) holds for the line
@@ -31,41 +31,18 @@ export interface LineBatch {
   digests?: string[];
 }
 
+const HEX = /^[0-9a-f]{64}$/;
+const KIND = /^[a-z][a-z0-9_]{0,63}$/;
+/** One-shot crypto.hash (Node ≥ 20.12) measured 3x faster than createHash() for event-sized input. */
+const sha = (s: string): string => hash('sha256', s, 'hex');
+
 /**
- * Analyses complete lines (each ending in \n). Self-contained on purpose: it is also the body of
- * the verify workers (its source is sent to them), so it may use only its arguments and built-ins.
+ * Analyses complete lines (each ending in \n): the envelope of each, its digest recomputed from the
+ * parsed fields with the protocol's own `digestParts` (never from the line's text: a line with a
+ * duplicated key would hash differently from what readers parse), and its link to the line before.
+ * Runs in the verify workers (verify-worker.ts) and, for small bundles, in the main thread.
  */
-export function analyzeLines(
-  text: string,
-  runId: string,
-  sha: (s: string) => string,
-  keep: boolean,
-): LineBatch {
-  const HEX = /^[0-9a-f]{64}$/;
-  // Constants again (not the module's): this function's source is also the workers' code.
-  const LINK_OK = 1;
-  const RUN_ID_OK = 2;
-  const CARRIED = 4;
-  const PREV_OK = 8;
-  const KIND = /^[a-z][a-z0-9_]{0,63}$/;
-  const canon = (v: unknown): string => {
-    if (v === null || typeof v !== 'object') return JSON.stringify(v);
-    if (Array.isArray(v)) {
-      let s = '[';
-      for (let i = 0; i < v.length; i++) s += (i ? ',' : '') + canon(v[i]);
-      return s + ']';
-    }
-    const o = v as Record<string, unknown>;
-    const keys = Object.keys(o).sort();
-    let s = '{';
-    let first = true;
-    for (const k of keys) {
-      if (o[k] === undefined) continue;
-      s += (first ? '' : ',') + JSON.stringify(k) + ':' + canon(o[k]);
-      first = false;
-    }
-    return s + '}';
-  };
+export function analyzeLines(text: string, runId: string, keep: boolean): LineBatch {
   const seqs: number[] = [];
   const flags: number[] = [];
   const out: LineBatch = {
@@ -83,6 +60,8 @@ export function analyzeLines(
     out.events = [];
     out.digests = [];
   }
+  // Kinds already seen to be snake_case names (a run has a handful; the regex is skipped for them).
+  const kinds = new Set<string>();
   let start = 0;
   while (start < text.length) {
     const nl = text.indexOf('\n', start);
@@ -98,32 +77,48 @@ export function analyzeLines(
       break;
     }
     let why: string | null = null;
+    // The checks in their order; 64-hex prev and hash are proven without a regex where they can be
+    // (prev equal to the checked hash before it; a hash equal to a SHA-256 we computed).
     if (o === null || typeof o !== 'object' || Array.isArray(o)) why = 'not a JSON object';
     else if (!Number.isSafeInteger(o.seq) || (o.seq as number) < 1) why = 'seq is not a positive integer';
     else if (typeof o.run_id !== 'string') why = 'run_id is not a string';
-    else if (typeof o.kind !== 'string' || !KIND.test(o.kind)) why = 'kind is not a snake_case name';
+    else if (typeof o.kind !== 'string' || !(kinds.has(o.kind) || (KIND.test(o.kind) && kinds.add(o.kind))))
+      why = 'kind is not a snake_case name';
     else if (!Number.isSafeInteger(o.v) || (o.v as number) < 1) why = 'v is not a positive integer';
     else if (typeof o.at !== 'string') why = 'at is not a string';
     else if (o.payload === null || typeof o.payload !== 'object' || Array.isArray(o.payload))
       why = 'payload is not an object';
-    else if (typeof o.prev !== 'string' || !HEX.test(o.prev)) why = 'prev is not 64 hex digits';
-    else if (typeof o.hash !== 'string' || !HEX.test(o.hash)) why = 'hash is not 64 hex digits';
+    else if (typeof o.prev !== 'string' || (o.prev !== out.lastHash && !HEX.test(o.prev)))
+      why = 'prev is not 64 hex digits';
+    else if (typeof o.hash !== 'string' || o.hash.length !== 64) why = 'hash is not 64 hex digits';
     else if (o.digest !== undefined && (typeof o.digest !== 'string' || !HEX.test(o.digest)))
-      why = 'digest is not 64 hex digits';
+      why = HEX.test(o.hash) ? 'digest is not 64 hex digits' : 'hash is not 64 hex digits';
+    let digest = '';
+    let linked = false;
+    if (why === null) {
+      digest =
+        typeof o.digest === 'string'
+          ? o.digest
+          : digestParts(
+              o.seq as number,
+              o.run_id as string,
+              o.kind as string,
+              o.v as number,
+              o.at as string,
+              o.payload,
+              sha,
+            );
+      linked = sha((o.prev as string) + digest) === o.hash;
+      if (!linked && !HEX.test(o.hash as string)) why = 'hash is not 64 hex digits';
+    }
     if (why !== null) {
       out.problem = { index, code: 'invalid_event', message: why };
       break;
     }
     const carried = typeof o.digest === 'string';
-    const digest = carried
-      ? (o.digest as string)
-      : sha(
-          `{"at":${JSON.stringify(o.at)},"kind":${JSON.stringify(o.kind)},"payload":${canon(o.payload)},` +
-            `"run_id":${JSON.stringify(o.run_id)},"seq":${o.seq as number},"v":${o.v as number}}`,
-        );
     const prev = o.prev as string;
     const hash = o.hash as string;
-    let f = sha(prev + digest) === hash ? LINK_OK : 0;
+    let f = linked ? LINK_OK : 0;
     if (o.run_id === runId) f |= RUN_ID_OK;
     if (carried) {
       f |= CARRIED;
@@ -148,21 +143,8 @@ export function analyzeLines(
   return out;
 }
 
-const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const crypto = require('node:crypto');
-var __name = (f) => f;
-const sha = crypto.hash ? (s) => crypto.hash('sha256', s, 'hex') : (s) => crypto.createHash('sha256').update(s, 'utf8').digest('hex');
-const analyzeLines = (${analyzeLines.toString()});
-const decoder = new TextDecoder();
-parentPort.on('message', (m) => {
-  const batch = analyzeLines(decoder.decode(m.bytes), m.runId, sha, false);
-  parentPort.postMessage({ id: m.id, batch }, [batch.seqs.buffer, batch.flags.buffer]);
-});
-`;
-
-const CHUNK = 2 * 1024 * 1024;
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
+const CHUNK = 2 * 1024 * 1024;
 
 /** The bytes of a file as chunks of complete lines, and a last incomplete line if any. */
 async function* lineChunks(file: string): AsyncGenerator<{ bytes: Uint8Array; complete: boolean }> {
@@ -175,79 +157,126 @@ async function* lineChunks(file: string): AsyncGenerator<{ bytes: Uint8Array; co
       if (rest.length > MAX_LINE_BYTES) throw new Error(`a line is longer than ${MAX_LINE_BYTES} bytes`);
       continue;
     }
-    // A copy the size of the lines, so it can be handed to a worker without dragging the rest along.
-    const lines = new Uint8Array(nl + 1);
-    lines.set(buf.subarray(0, nl + 1));
-    yield { bytes: lines, complete: true };
+    yield { bytes: buf.subarray(0, nl + 1), complete: true };
     rest = nl + 1 < buf.length ? Buffer.from(buf.subarray(nl + 1)) : null;
   }
   if (rest && rest.length > 0) yield { bytes: new Uint8Array(rest), complete: false };
 }
 
-/** Files at least this large are analysed by worker threads (their start-up costs ~30 ms). */
-const WORKER_THRESHOLD = 8 * 1024 * 1024;
-
 /**
- * The line batches of a run's events.jsonl in file order, analysed in worker threads for large
- * files (digests are independent per line; only the linking of neighbours is sequential), and
- * in this thread for small ones or when the events are wanted. A last line without \n comes as
- * `{ truncated: true }`.
+ * The line batches of an extracted run's events.jsonl in file order, analysed in this thread (for
+ * openBundle, which keeps the events). A last line without \n comes as `{ truncated: true }`.
  */
 export async function* analyzeFile(
   file: string,
-  size: number,
   runId: string,
-  opts: { keep?: boolean; workers?: number } = {},
+  keep: boolean,
 ): AsyncGenerator<LineBatch | { truncated: true }> {
-  const workers = opts.keep ? 0 : (opts.workers ?? (size >= WORKER_THRESHOLD ? 2 : 0));
-  if (workers === 0) {
-    const decoder = new TextDecoder();
-    for await (const c of lineChunks(file)) {
-      if (!c.complete) {
-        yield { truncated: true };
-        return;
-      }
-      yield analyzeLines(decoder.decode(c.bytes), runId, fastSha256, opts.keep ?? false);
+  const decoder = new TextDecoder();
+  for await (const c of lineChunks(file)) {
+    if (!c.complete) {
+      yield { truncated: true };
+      return;
     }
-    return;
+    yield analyzeLines(decoder.decode(c.bytes), runId, keep);
   }
-  const pool = Array.from({ length: workers }, () => new Worker(WORKER_SOURCE, { eval: true }));
-  const pending = new Map<number, { resolve: (b: LineBatch) => void; reject: (e: Error) => void }>();
-  const fail = (e: Error) => {
-    for (const p of pending.values()) p.reject(e);
-    pending.clear();
-  };
-  for (const w of pool) {
-    w.on('message', (m: { id: number; batch: LineBatch }) => {
-      const p = pending.get(m.id);
-      pending.delete(m.id);
-      p?.resolve(m.batch);
-    });
-    w.on('error', fail);
-  }
-  try {
-    const inFlight: Promise<LineBatch>[] = [];
-    let id = 0;
-    let truncated = false;
-    for await (const c of lineChunks(file)) {
-      if (!c.complete) {
-        truncated = true;
-        break;
+}
+
+/** Analyses a block of complete lines (in a worker, or in this thread). */
+export type Analyze = (bytes: Uint8Array, runId: string) => Promise<LineBatch>;
+
+const decoder = new TextDecoder();
+/** Analyze in this thread. */
+export const analyzeHere: Analyze = async (bytes, runId) => analyzeLines(decoder.decode(bytes), runId, false);
+
+/** Lines are handed on in blocks of about this size (a worker analyses one in ~5 ms). */
+const BLOCK = 512 * 1024;
+
+/**
+ * A run's events.jsonl as it inflates (an EntrySink of streamBundle): split into blocks of complete
+ * lines, each analysed as soon as it is complete (by `analyze`, so in worker threads side by side),
+ * at most `maxInFlight` at a time (the inflating waits). `batches()` gives the results in file
+ * order, then `{ truncated: true }` for a last line without \n, or throws for a line too long.
+ */
+export class LineFeed {
+  private buf = new Uint8Array(BLOCK * 2);
+  private used = 0;
+  private readonly results: Promise<LineBatch>[] = [];
+  private pending = 0;
+  private waiting: (() => void) | null = null;
+  private error: Error | null = null;
+  private truncated = false;
+  private ended = false;
+  private onEnd: (() => void) | null = null;
+
+  constructor(
+    private readonly runId: string,
+    private readonly analyze: Analyze,
+    private readonly maxInFlight: number,
+  ) {}
+
+  write(chunk: Buffer, ready: () => void): void {
+    if (this.error) return ready();
+    if (this.used + chunk.length > this.buf.length) this.flush();
+    if (this.used + chunk.length > this.buf.length) {
+      // A line longer than a block: grow up to the longest line allowed.
+      if (this.used + chunk.length > MAX_LINE_BYTES) {
+        this.error = new Error(`a line is longer than ${MAX_LINE_BYTES} bytes`);
+        return ready();
       }
-      const myId = id++;
-      const worker = pool[myId % pool.length]!;
-      inFlight.push(
-        new Promise<LineBatch>((resolve, reject) => {
-          pending.set(myId, { resolve, reject });
-          worker.postMessage({ id: myId, bytes: c.bytes, runId }, [c.bytes.buffer as ArrayBuffer]);
-        }),
-      );
-      // Keep a few batches per worker in flight; hand results back in file order.
-      while (inFlight.length >= workers * 3) yield await inFlight.shift()!;
+      const bigger = new Uint8Array(Math.max(this.buf.length * 2, this.used + chunk.length));
+      bigger.set(this.buf.subarray(0, this.used));
+      this.buf = bigger;
     }
-    while (inFlight.length) yield await inFlight.shift()!;
-    if (truncated) yield { truncated: true };
-  } finally {
-    await Promise.all(pool.map((w) => w.terminate()));
+    this.buf.set(chunk, this.used);
+    this.used += chunk.length;
+    if (this.used >= BLOCK) this.flush();
+    if (this.pending >= this.maxInFlight) this.waiting = ready;
+    else ready();
+  }
+
+  end(): void {
+    if (!this.error) {
+      this.flush();
+      this.truncated = this.used > 0;
+    }
+    this.ended = true;
+    this.onEnd?.();
+  }
+
+  /** Sends the complete lines in the buffer on; keeps the incomplete last one. */
+  private flush(): void {
+    if (this.used === 0) return;
+    const nl = this.buf.lastIndexOf(10, this.used - 1);
+    if (nl < 0) return;
+    const block = this.buf;
+    const size = nl + 1;
+    const rest = this.used - size;
+    this.buf = new Uint8Array(Math.max(BLOCK * 2, rest));
+    this.buf.set(block.subarray(size, this.used));
+    this.used = rest;
+    this.pending++;
+    const p = this.analyze(block.subarray(0, size), this.runId);
+    p.then(
+      () => this.settled(),
+      () => this.settled(),
+    );
+    this.results.push(p);
+  }
+
+  private settled(): void {
+    this.pending--;
+    if (this.waiting && this.pending < this.maxInFlight) {
+      const w = this.waiting;
+      this.waiting = null;
+      w();
+    }
+  }
+
+  async *batches(): AsyncGenerator<LineBatch | { truncated: true }> {
+    if (!this.ended) await new Promise<void>((resolve) => (this.onEnd = resolve));
+    for (const p of this.results) yield await p;
+    if (this.error) throw this.error;
+    if (this.truncated) yield { truncated: true };
   }
 }

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ZERO_HASH, type LedgerEvent } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
-import { CARRIED, LINK_OK, PREV_OK, RUN_ID_OK, analyzeFile } from './lines';
+import { CARRIED, LINK_OK, PREV_OK, RUN_ID_OK, LineFeed, analyzeFile, analyzeHere } from './lines';
+import { startVerifyPool, workersFor } from './verify-pool';
 import {
   MANIFEST,
   ManifestSchema,
@@ -29,6 +30,7 @@ import {
 } from './sign';
 import {
   DEFAULT_LIMITS,
+  streamBundle,
   withExtractedBundle,
   type ExtractedBundle,
   type ExtractedEntry,
@@ -41,16 +43,25 @@ export interface VerifyOptions {
   /** The user's key folder: a bundle signed with the user's own key counts as pinned. */
   keyDir?: string;
   limits?: ZipLimits;
-  /** Worker threads for the digests (default: 2 for an events file of 8 MiB or more, else none). */
+  /** Worker threads for the digests (default: 2 for a bundle of 2 MiB or more, else none). */
   workers?: number;
 }
 
 const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 
-function fileOf(e: ExtractedEntry): string {
+/** The file an entry was extracted to. */
+function extracted(e: ExtractedEntry): string {
   if (e.file === null)
     throw new ProofloopError('internal', `${e.name} was not kept when the bundle was read`);
   return e.file;
+}
+
+/** An entry's bytes: read into memory (streamBundle) or from its extracted file. */
+function contentOf(e: ExtractedEntry): Buffer {
+  if (e.data) return e.data;
+  if (e.file === null)
+    throw new ProofloopError('internal', `${e.name} was not kept when the bundle was read`);
+  return readFileSync(e.file);
 }
 
 function invalid(file: string, message: string): ProofloopError {
@@ -63,7 +74,18 @@ export function readManifest(file: string, b: ExtractedBundle): { manifest: Bund
   if (!entry) throw invalid(file, 'it has no manifest.json');
   if (entry.bytes > MAX_MANIFEST_BYTES)
     throw invalid(file, `manifest.json is larger than ${MAX_MANIFEST_BYTES} bytes`);
-  const bytes = readFileSync(fileOf(entry));
+  const bytes = contentOf(entry);
+  const { manifest: m, expected } = parseManifest(file, bytes);
+  for (const name of b.entries.keys()) {
+    if (name !== MANIFEST && name !== SIGNATURE && !expected.has(name)) {
+      throw invalid(file, `entry ${JSON.stringify(name)} is not listed in manifest.json`);
+    }
+  }
+  return { manifest: m, bytes };
+}
+
+/** The manifest's JSON, schema and own consistency, and the entries it says the bundle holds. */
+function parseManifest(file: string, bytes: Buffer): { manifest: BundleManifest; expected: Set<string> } {
   let raw: unknown;
   try {
     raw = JSON.parse(bytes.toString('utf8'));
@@ -93,18 +115,16 @@ export function readManifest(file: string, b: ExtractedBundle): { manifest: Bund
   for (const name of expected) {
     if (!m.files[name]) throw invalid(file, `manifest.json does not list ${name}`);
   }
-  for (const name of b.entries.keys()) {
-    if (name !== MANIFEST && name !== SIGNATURE && !expected.has(name)) {
-      throw invalid(file, `entry ${JSON.stringify(name)} is not listed in manifest.json`);
-    }
-  }
-  return { manifest: m, bytes };
+  return { manifest: m, expected };
 }
 
-function parseRedactions(file: string | undefined): { map: Map<number, string>; problem: string | null } {
+function parseRedactions(entry: ExtractedEntry | undefined): {
+  map: Map<number, string>;
+  problem: string | null;
+} {
   const map = new Map<number, string>();
-  if (!file) return { map, problem: null };
-  const text = readFileSync(file, 'utf8');
+  if (!entry) return { map, problem: null };
+  const text = contentOf(entry).toString('utf8');
   let n = 0;
   for (const line of text.split('\n')) {
     n += 1;
@@ -127,7 +147,7 @@ interface RunCheck {
 export type EventSink = (e: LedgerEvent, digest: string) => void;
 
 async function checkRun(
-  opts: VerifyOptions,
+  feeds: Map<string, LineFeed> | null,
   b: ExtractedBundle,
   manifest: BundleManifest,
   run: ManifestRun,
@@ -160,7 +180,7 @@ async function checkRun(
     return { verdict, findings };
   }
   const redactionsEntry = b.entries.get(`${run.dir}/redactions.txt`);
-  const red = parseRedactions(redactionsEntry ? fileOf(redactionsEntry) : undefined);
+  const red = parseRedactions(redactionsEntry);
   if (red.problem) add('integrity', 'redactions_invalid', null, red.problem);
 
   let count = 0;
@@ -176,10 +196,9 @@ async function checkRun(
   };
   const seen = new Set<number>();
   try {
-    outer: for await (const batch of analyzeFile(fileOf(entry), entry.bytes, run.run_id, {
-      keep: sink !== undefined,
-      workers: opts.workers,
-    })) {
+    const batches =
+      feeds?.get(eventsName)?.batches() ?? analyzeFile(extracted(entry), run.run_id, sink !== undefined);
+    outer: for await (const batch of batches) {
       if ('truncated' in batch) {
         add(
           'integrity',
@@ -359,7 +378,7 @@ function checkSignature(
   let sig;
   try {
     if (sigEntry.bytes > 64 * 1024) throw new Error('larger than 64 KiB');
-    const parsed = SignatureFileSchema.safeParse(JSON.parse(readFileSync(fileOf(sigEntry), 'utf8')));
+    const parsed = SignatureFileSchema.safeParse(JSON.parse(contentOf(sigEntry).toString('utf8')));
     if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid');
     sig = parsed.data;
   } catch (e) {
@@ -446,12 +465,56 @@ export async function verifyBundle(
   hooks: { onRun?: (run: ManifestRun, manifest: BundleManifest) => EventSink | undefined } = {},
 ): Promise<BundleVerdict> {
   const abs = path.resolve(file);
-  return withExtractedBundle(
-    abs,
-    opts.limits ?? DEFAULT_LIMITS,
-    (b) => verifyExtracted(abs, b, opts, hooks),
-    needsBytes,
-  );
+  const limits = opts.limits ?? DEFAULT_LIMITS;
+  // Events wanted (openBundle's way): extract, then analyse in this thread, keeping them.
+  if (hooks.onRun)
+    return withExtractedBundle(abs, limits, (b) => verifyExtracted(abs, b, opts, hooks), needsBytes);
+  return verifyStreaming(abs, opts, limits);
+}
+
+/**
+ * verifyBundle in one pass over the zip, nothing written to disk: the workers start at once (beside
+ * the reading of the central directory and the manifest), each run's events.jsonl is cut into
+ * blocks of lines as it inflates and hashes, and the blocks are analysed in the workers meanwhile;
+ * the checks against the manifest then run on their compact results, as `verifyExtracted` does.
+ */
+async function verifyStreaming(file: string, opts: VerifyOptions, limits: ZipLimits): Promise<BundleVerdict> {
+  const pool = startVerifyPool(workersFor(file, opts.workers));
+  const analyze = pool?.analyze ?? analyzeHere;
+  const feeds = new Map<string, LineFeed>();
+  let runIds: Map<string, string> | null = null;
+  try {
+    const b = await streamBundle(
+      file,
+      limits,
+      (name, size) => name === MANIFEST && size <= MAX_MANIFEST_BYTES,
+      (name, early) => {
+        if (name.endsWith('/events.jsonl')) {
+          // The manifest's run for this file; without a valid manifest, verification stops at it anyway.
+          if (runIds === null) {
+            runIds = new Map();
+            const m = early.get(MANIFEST);
+            try {
+              if (m)
+                for (const r of parseManifest(file, contentOf(m)).manifest.runs)
+                  runIds.set(`${r.dir}/events.jsonl`, r.run_id);
+            } catch {
+              // readManifest reports it, once every entry is read.
+            }
+          }
+          const runId = runIds.get(name);
+          if (runId === undefined) return 'hash';
+          const feed = new LineFeed(runId, analyze, (pool?.size ?? 1) * 3);
+          feeds.set(name, feed);
+          return feed;
+        }
+        return needsBytes(name) ? 'keep' : 'hash';
+      },
+    );
+    return await verifyExtracted(file, b, opts, {}, feeds);
+  } finally {
+    await pool?.close();
+  }
 }
 
 export async function verifyExtracted(
@@ -459,13 +522,14 @@ export async function verifyExtracted(
   b: ExtractedBundle,
   opts: VerifyOptions,
   hooks: { onRun?: (run: ManifestRun, manifest: BundleManifest) => EventSink | undefined } = {},
+  feeds: Map<string, LineFeed> | null = null,
 ): Promise<BundleVerdict> {
   const { manifest, bytes } = readManifest(file, b);
   const sig = checkSignature(manifest, bytes, b, opts);
   const findings: BundleFinding[] = [];
   const runs: RunVerdict[] = [];
   for (const run of manifest.runs) {
-    const r = await checkRun(opts, b, manifest, run, hooks.onRun?.(run, manifest));
+    const r = await checkRun(feeds, b, manifest, run, hooks.onRun?.(run, manifest));
     runs.push(r.verdict);
     findings.push(...r.findings);
   }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Transform, Writable, type TransformCallback } from 'node:stream';
+import { Transform, Writable, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
 import { ProofloopError } from '../../shared/result';
@@ -31,6 +31,8 @@ export interface ExtractedEntry {
   file: string | null;
   bytes: number;
   sha256: string;
+  /** The bytes themselves, for an entry read into memory by `streamBundle` (else undefined). */
+  data?: Buffer;
 }
 
 export interface ExtractedBundle {
@@ -68,14 +70,14 @@ export function entryNameProblem(name: string): string | null {
   return null;
 }
 
-function openZip(file: string): Promise<yauzl.ZipFile> {
+function openZip(file: string, autoClose = true): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
     // strictFileNames: a backslash stays a backslash (and is refused), instead of being read as "/".
     yauzl.open(
       file,
       {
         lazyEntries: true,
-        autoClose: true,
+        autoClose,
         validateEntrySizes: true,
         strictFileNames: true,
         decodeStrings: true,
@@ -86,6 +88,53 @@ function openZip(file: string): Promise<yauzl.ZipFile> {
       },
     );
   });
+}
+
+interface EntryChecks {
+  lowerNames: Set<string>;
+  /** Declared uncompressed bytes of the entries so far. */
+  total: number;
+}
+
+/**
+ * Checks one entry of the central directory before a byte of it is read: its name, duplicates
+ * (case-insensitively), type (no links, nothing but files and folders), encryption, declared size
+ * against the limits. A folder entry is `'dir'` (nothing to read).
+ */
+function checkEntry(
+  file: string,
+  entry: yauzl.Entry,
+  limits: ZipLimits,
+  seen: EntryChecks,
+): 'dir' | 'file' | ProofloopError {
+  const name = entry.fileName;
+  const problem = entryNameProblem(name);
+  if (problem) return bad(file, problem);
+  const lower = name.toLowerCase();
+  if (seen.lowerNames.has(lower)) return bad(file, `duplicate entry ${JSON.stringify(name)}`);
+  seen.lowerNames.add(lower);
+  const type = (entry.externalFileAttributes >>> 16) & S_IFMT;
+  if (type === S_IFLNK) return bad(file, `entry ${JSON.stringify(name)} is a symbolic link`);
+  const isDir = name.endsWith('/');
+  if (type !== 0 && type !== (isDir ? S_IFDIR : S_IFREG)) {
+    return bad(file, `entry ${JSON.stringify(name)} is not a regular file`);
+  }
+  if (entry.isEncrypted()) return bad(file, `entry ${JSON.stringify(name)} is encrypted`);
+  if (isDir) {
+    if (entry.uncompressedSize !== 0) return bad(file, `folder entry ${JSON.stringify(name)} has content`);
+    return 'dir';
+  }
+  if (entry.uncompressedSize > limits.maxEntryBytes) {
+    return bad(
+      file,
+      `entry ${JSON.stringify(name)} expands to ${entry.uncompressedSize} bytes, more than ${limits.maxEntryBytes}`,
+    );
+  }
+  seen.total += entry.uncompressedSize;
+  if (seen.total > limits.maxTotalBytes) {
+    return bad(file, `entries expand to more than ${limits.maxTotalBytes} bytes in all`);
+  }
+  return 'file';
 }
 
 class Meter extends Transform {
@@ -125,8 +174,7 @@ export async function extractBundle(
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'proofloop-bundle-'));
   const entries = new Map<string, ExtractedEntry>();
-  const lowerNames = new Set<string>();
-  let total = 0;
+  const seen: EntryChecks = { lowerNames: new Set<string>(), total: 0 };
   let index = 0;
   try {
     await new Promise<void>((resolve, reject) => {
@@ -152,35 +200,11 @@ export async function extractBundle(
       zip.on('entry', (entry: yauzl.Entry) => {
         if (failed) return;
         const name = entry.fileName;
-        const problem = entryNameProblem(name);
-        if (problem) return fail(bad(file, problem));
-        const lower = name.toLowerCase();
-        if (lowerNames.has(lower)) return fail(bad(file, `duplicate entry ${JSON.stringify(name)}`));
-        lowerNames.add(lower);
-        const type = (entry.externalFileAttributes >>> 16) & S_IFMT;
-        if (type === S_IFLNK) return fail(bad(file, `entry ${JSON.stringify(name)} is a symbolic link`));
-        const isDir = name.endsWith('/');
-        if (type !== 0 && type !== (isDir ? S_IFDIR : S_IFREG)) {
-          return fail(bad(file, `entry ${JSON.stringify(name)} is not a regular file`));
-        }
-        if (entry.isEncrypted()) return fail(bad(file, `entry ${JSON.stringify(name)} is encrypted`));
-        if (isDir) {
-          if (entry.uncompressedSize !== 0)
-            return fail(bad(file, `folder entry ${JSON.stringify(name)} has content`));
+        const kind = checkEntry(file, entry, limits, seen);
+        if (kind instanceof Error) return fail(kind);
+        if (kind === 'dir') {
           zip.readEntry();
           return;
-        }
-        if (entry.uncompressedSize > limits.maxEntryBytes) {
-          return fail(
-            bad(
-              file,
-              `entry ${JSON.stringify(name)} expands to ${entry.uncompressedSize} bytes, more than ${limits.maxEntryBytes}`,
-            ),
-          );
-        }
-        total += entry.uncompressedSize;
-        if (total > limits.maxTotalBytes) {
-          return fail(bad(file, `entries expand to more than ${limits.maxTotalBytes} bytes in all`));
         }
         const target = path.join(dir, `${index++}.bin`);
         inFlight++;
@@ -240,4 +264,114 @@ export async function withExtractedBundle<T>(
   } finally {
     removeExtracted(b);
   }
+}
+
+/** Where `streamBundle` sends an entry's bytes, in order, as they inflate. */
+export interface EntrySink {
+  /** Takes a chunk; calls `ready` when it can take the next one (backpressure). Never throws. */
+  write(chunk: Buffer, ready: () => void): void;
+  end(): void;
+}
+
+/** What `streamBundle` does with an entry: read it into memory, only measure and hash it, or stream it. */
+export type EntryRoute = 'keep' | 'hash' | EntrySink;
+
+/**
+ * Reads a bundle zip as untrusted input, in memory and in one pass: every entry of the central
+ * directory is checked first (name, type, size, duplicates: as `extractBundle`), then the `early`
+ * entries are read into memory, then the others inflate side by side, each measured and hashed as
+ * it streams and kept, only hashed, or handed on as `route` decides (it sees the early entries).
+ * Nothing is written to disk.
+ */
+export async function streamBundle(
+  file: string,
+  limits: ZipLimits,
+  early: (name: string, declaredBytes: number) => boolean,
+  route: (name: string, early: ReadonlyMap<string, ExtractedEntry>) => EntryRoute,
+): Promise<ExtractedBundle> {
+  // Not autoClose: the entries are read after the whole directory is.
+  const zip = await openZip(file, false);
+  const listed: yauzl.Entry[] = [];
+  const entries = new Map<string, ExtractedEntry>();
+  const streams: Readable[] = [];
+  let failure: ProofloopError | null = null;
+  const fail = (e: unknown): ProofloopError => {
+    if (failure) return failure;
+    failure = e instanceof ProofloopError ? e : bad(file, (e as Error).message);
+    // The first failure ends the bundle: stop inflating the other entries.
+    for (const st of streams) st.destroy();
+    return failure;
+  };
+  try {
+    if (zip.entryCount > limits.maxEntries)
+      throw bad(file, `${zip.entryCount} entries, more than the ${limits.maxEntries} allowed`);
+    const seen: EntryChecks = { lowerNames: new Set<string>(), total: 0 };
+    await new Promise<void>((resolve, reject) => {
+      zip.on('error', (e: unknown) => reject(fail(e)));
+      zip.on('end', () => resolve());
+      zip.on('entry', (entry: yauzl.Entry) => {
+        const kind = checkEntry(file, entry, limits, seen);
+        if (kind instanceof Error) return reject(fail(kind));
+        if (kind === 'file') listed.push(entry);
+        zip.readEntry();
+      });
+      zip.readEntry();
+    });
+    const read = (entry: yauzl.Entry, how: EntryRoute): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        const name = entry.fileName;
+        zip.openReadStream(entry, (err, stream) => {
+          if (err || !stream) return reject(fail(err ?? new Error(`cannot read ${name}`)));
+          if (failure) {
+            stream.destroy();
+            return reject(failure);
+          }
+          streams.push(stream);
+          const meter = new Meter(Math.min(entry.uncompressedSize, limits.maxEntryBytes), () =>
+            bad(file, `entry ${JSON.stringify(name)} expands beyond its declared size`),
+          );
+          const kept: Buffer[] = [];
+          const sink = new Writable({
+            write: (chunk: Buffer, _e, cb) => {
+              if (how === 'hash') cb();
+              else if (how === 'keep') {
+                kept.push(chunk);
+                cb();
+              } else how.write(chunk, () => cb());
+            },
+          });
+          pipeline(stream, meter, sink).then(
+            () => {
+              if (typeof how === 'object') how.end();
+              entries.set(name, {
+                name,
+                file: null,
+                bytes: meter.bytes,
+                sha256: meter.hash.digest('hex'),
+                data: how === 'keep' ? Buffer.concat(kept) : undefined,
+              });
+              resolve();
+            },
+            (e: unknown) =>
+              reject(
+                fail(
+                  e instanceof ProofloopError
+                    ? e
+                    : bad(file, `entry ${JSON.stringify(name)}: ${(e as Error).message}`),
+                ),
+              ),
+          );
+        });
+      });
+    const first = listed.filter((e) => early(e.fileName, e.uncompressedSize));
+    await Promise.all(first.map((e) => read(e, 'keep')));
+    const rest = listed.filter((e) => !first.includes(e));
+    // Every read settles (a failed one rejects at once, the others end or fail with the zip closed).
+    const results = await Promise.allSettled(rest.map((e) => read(e, route(e.fileName, entries))));
+    const rejected = results.find((r) => r.status === 'rejected');
+    if (rejected) throw failure ?? fail(rejected.reason);
+  } finally {
+    zip.close();
+  }
+  return { dir: '', entries };
 }
