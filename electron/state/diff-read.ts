@@ -1,5 +1,6 @@
 import { CURRENT_V } from '../../shared/protocol';
 import {
+  newTrail,
   prepareSide,
   prepareStored,
   storedSide,
@@ -76,18 +77,22 @@ export interface SeqRange {
 }
 
 /**
- * One stretch of a run prepared for the diff: the fast way from stored payload text (see
- * shared/diff/stored.ts) when `stored` is given and is what that expects, else the straightforward
- * way. With the other run's stretch over one key table, their events with one template are
- * normalised once.
+ * Stretches of the two runs of a diff prepared over one key table (so that their events with one
+ * template are normalised once, and the second follows the first's trail, see prepareStored): the
+ * fast way from stored payload text (see shared/diff/stored.ts) when it is given or read here and is
+ * what that expects, else the straightforward way.
  */
-export function prepareRange(
+export function prepareRanges(
   db: Db,
   table: KeyTable,
-  { runId, from, to }: SeqRange,
-  stored: StoredChunks | null = readStored(db, runId, to, from),
-): KeyedSide {
-  const side = stored && storedSide(stored);
-  const fast = side && prepareStored(side, table);
-  return fast ?? prepareSide({ run_id: runId, events: diffEvents(db, runId, to, from) }, table);
+  ranges: readonly SeqRange[],
+  stored?: readonly (StoredChunks | null)[],
+): KeyedSide[] {
+  const trail = newTrail();
+  return ranges.map(({ runId, from, to }, i) => {
+    const chunks = stored ? stored[i]! : readStored(db, runId, to, from);
+    const side = chunks && storedSide(chunks);
+    const fast = side && prepareStored(side, table, i === 0 ? { leave: trail } : { follow: trail });
+    return fast ?? prepareSide({ run_id: runId, events: diffEvents(db, runId, to, from) }, table);
+  });
 }

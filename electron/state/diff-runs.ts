@@ -10,7 +10,7 @@ import {
   type RunDiff,
 } from '../../shared/diff';
 import { startWorker } from '../workers';
-import { diffEvents, prepareRange, readStored, type SeqRange } from './diff-read';
+import { diffEvents, prepareRanges, readStored, type SeqRange } from './diff-read';
 import type { DiffWorkerResult } from './diff-worker';
 import { headSeq, stateAt } from './snapshots';
 
@@ -20,11 +20,13 @@ export function diffRuns(ledger: Ledger, left: string, right: string, opts: Diff
   const headR = headSeq(ledger, right);
   // One table for both runs: events of the two with one template are normalised once.
   const table = new KeyTable([left, right]);
-  const l = prepareRange(ledger.db, table, { runId: left, from: 1, to: headL });
-  const r = prepareRange(ledger.db, table, { runId: right, from: 1, to: headR });
-  l.final_state = stateAt(ledger, left, headL).state;
-  r.final_state = stateAt(ledger, right, headR).state;
-  return diffRunEvents(l, r, opts);
+  const [l, r] = prepareRanges(ledger.db, table, [
+    { runId: left, from: 1, to: headL },
+    { runId: right, from: 1, to: headR },
+  ]);
+  l!.final_state = stateAt(ledger, left, headL).state;
+  r!.final_state = stateAt(ledger, right, headR).state;
+  return diffRunEvents(l!, r!, opts);
 }
 
 /**
@@ -104,16 +106,16 @@ export async function diffRunsParallel(
   });
   try {
     const table = new KeyTable([left, right]);
-    const first = [
-      prepareRange(ledger.db, table, { runId: left, from: 1, to: cutL }),
-      prepareRange(ledger.db, table, { runId: right, from: 1, to: cutR }),
-    ];
+    const first = prepareRanges(ledger.db, table, [
+      { runId: left, from: 1, to: cutL },
+      { runId: right, from: 1, to: cutR },
+    ]);
     const done = await rest;
     const map = keyMap(table, done);
     const [L, R] = first.map((f, i): KeyedSide => {
       const part = done.sides[i];
       // A part the worker left to the straightforward way is prepared here, over this table.
-      if (!part) return joinSides(table, f, prepareRange(ledger.db, table, later[i]!, null), null);
+      if (!part) return joinSides(table, f, prepareRanges(ledger.db, table, [later[i]!], [null])[0]!, null);
       return joinSides(table, f, { ...part, keys: done.keys }, map);
     });
     L!.final_state = stateAt(ledger, left, headL).state;

@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import {
   KeyTable,
+  newTrail,
   prepareStored,
   storedSide,
   type KeyedSide,
@@ -13,21 +14,24 @@ import {
 
 export interface DiffWorkerResult {
   keys: string[];
-  kinds: string[];
+  kindNames: string[];
+  keyKind: number[];
   /** Per run, its part prepared, or null when its rows need the straightforward way. */
   sides: (Omit<KeyedSide, 'keys'> | null)[];
 }
 
 const { parts } = workerData as { parts: StoredChunks[] };
 const table = new KeyTable(parts.map((p) => p.run_id));
-const sides = parts.map((p) => {
+const trail = newTrail();
+const sides = parts.map((p, i) => {
   const side = storedSide(p);
-  return side && prepareStored(side, table);
+  return side && prepareStored(side, table, i === 0 ? { leave: trail } : { follow: trail });
 });
 // The typed arrays move to the main thread without a copy; the key table is cloned once for both.
 const result: DiffWorkerResult = {
   keys: table.keys,
-  kinds: table.kinds,
+  kindNames: table.kindNames,
+  keyKind: table.keyKind,
   sides: sides.map((s) => s && { ...s, keys: undefined }),
 };
 const arrays = sides.flatMap((s) => (s ? [s.seqs, s.kindOf, s.keyOf, s.callOf] : []));

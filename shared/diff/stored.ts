@@ -126,11 +126,20 @@ export function payloadKey(kind: string, payload: unknown, ctx: NormaliseContext
  */
 export class KeyTable {
   readonly keys: string[] = [];
-  /** The kind of each key (the first item of its JSON). */
-  readonly kinds: string[] = [];
+  /** The kinds of the keys, numbered. */
+  readonly kindNames: string[] = [];
+  /** Per key id: its kind's number (a key's JSON starts with its kind, so it has one). */
+  readonly keyKind: number[] = [];
   private readonly index = new Map<string, number>();
-  /** Template → key id, for templates that mean the same in every run this table serves. */
+  private readonly kindIndex = new Map<string, number>();
+  /** Template → template number, for templates that mean the same in every run this table serves. */
   readonly templates = new Map<string, number>();
+  /** Per template number: its key id. */
+  readonly templateKey: number[] = [];
+  /** Per template number: where its events' call id starts, or NO_CALL, or PARSE (see callSpot). */
+  readonly templateCall: number[] = [];
+  /** Per template number: whether it is in `templates` (means the same in every run). */
+  readonly templateShared: boolean[] = [];
   /** Whether backslash escapes in a template could spell one of the run ids (see sharedTemplate). */
   private readonly escapesMatter: boolean;
   constructor(readonly runIds: readonly string[]) {
@@ -144,7 +153,13 @@ export class KeyTable {
     if (n === undefined) {
       n = this.keys.length;
       this.keys.push(key);
-      this.kinds.push(kind);
+      let k = this.kindIndex.get(kind);
+      if (k === undefined) {
+        k = this.kindNames.length;
+        this.kindNames.push(kind);
+        this.kindIndex.set(kind, k);
+      }
+      this.keyKind.push(k);
       this.index.set(key, n);
     }
     return n;
@@ -174,16 +189,38 @@ const DROP = String.raw`([{,]"(?:at|time|timestamp|duration_ms|elapsed_ms|[^"\\]
 const ISO = String.raw`([:,[])"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?"(?=[,}\]])`;
 const TEMPLATE = new RegExp(`${CALL}|${DROP}|${ISO}`, 'g');
 const TEMPLATE_NO_TIMES = new RegExp(`${CALL}|${DROP}`, 'g');
+/** What a match becomes: the key (or `:`, `,`, `[` before a time) and NUL for the value. */
 const BLANK = '$1$2$3\0';
+const BLANK_NO_TIMES = '$1$2\0';
 /** A kind as the ledger writes it (KIND_RE); a version after it means an old payload version. */
 const KIND_TOKEN = /^[a-z][a-z0-9_]*$/;
-const CALL_PREFIX = '{"call_id":"';
+
+/**
+ * What prepareStored leaves for preparing the other run over the same table: per event its record,
+ * template and template number (-1 for a template not shared between the runs).
+ */
+export interface Trail {
+  records: readonly string[];
+  templates: string[];
+  tplOf: Int32Array;
+  /** Per template number: the first event with it. */
+  firstAt: Map<number, number>;
+}
+
+export function newTrail(): Trail {
+  return { records: [], templates: [], tplOf: new Int32Array(0), firstAt: new Map() };
+}
 
 /**
  * Prepares one stored run for the diff (see the header), or null when its records are not what this
- * code expects. With a table shared with the other run, templates and keys are shared too.
+ * code expects. With a table shared with the other run, templates and keys are shared too; then the
+ * run prepared first can leave a trail that the second follows.
  */
-export function prepareStored(side: StoredSide, table = new KeyTable([side.run_id])): KeyedSide | null {
+export function prepareStored(
+  side: StoredSide,
+  table = new KeyTable([side.run_id]),
+  trail?: { leave?: Trail | null; follow?: Trail | null },
+): KeyedSide | null {
   const runId = side.run_id;
   const records = side.records;
   const n = records.length;
@@ -191,32 +228,31 @@ export function prepareStored(side: StoredSide, table = new KeyTable([side.run_i
   const ctx = newContext(runId, true);
   // normString tests for the run id before it tests for a time: only when no ISO time can contain
   // the run id is every ISO time string `<time>` whatever else it holds.
-  const re = /[^0-9TZ:.+\- ]/.test(runId) ? TEMPLATE : TEMPLATE_NO_TIMES;
+  const times = /[^0-9TZ:.+\- ]/.test(runId);
+  const re = times ? TEMPLATE : TEMPLATE_NO_TIMES;
+  const blank = times ? BLANK : BLANK_NO_TIMES;
   const own = new Map<string, number>();
-  const kindIds = new Map<string, number>();
-  const kinds: string[] = [];
-  /**
-   * Key id → this run's kind number + 1 (a key starts with its kind, so one key has one kind); 0 for
-   * none yet. Typed and grown by hand: a plain array written at ids out of order (keys first met in
-   * the other run) turned sparse, measured ~30 ms per 100,000 events.
-   */
-  let kindOfKey = new Int32Array(1024);
-  const kindNo = (kind: string): number => {
-    let k = kindIds.get(kind);
-    if (k === undefined) {
-      k = kinds.length;
-      kinds.push(kind);
-      kindIds.set(kind, k);
-    }
-    return k;
-  };
   const calls = new Map<string, number>();
   const callIds: string[] = [];
+  // Following the other run's trail: a rerun has mostly the same events in the same order, so an
+  // event whose record or template equals that of the other run's next event takes its template
+  // number without hashing the template (a string compare, not a Map lookup: measured ~40% of the
+  // cost of the second run). On a mismatch the Map answers and the trail resumes after the event
+  // that first had that template.
+  const follow = trail?.follow ?? null;
+  const leave: Trail | null = trail?.leave ?? null;
+  if (leave) {
+    leave.records = records;
+    leave.templates = [];
+    leave.tplOf = new Int32Array(n);
+    leave.firstAt = new Map();
+  }
+  let p = 0;
   const out: KeyedSide = {
     run_id: runId,
     seqs: Float64Array.from(side.seqs),
     kindOf: new Int32Array(n),
-    kinds,
+    kinds: table.kindNames,
     keyOf: new Int32Array(n),
     keys: table.keys,
     callOf: new Int32Array(n),
@@ -225,10 +261,25 @@ export function prepareStored(side: StoredSide, table = new KeyTable([side.run_i
   };
   for (let i = 0; i < n; i++) {
     const r = records[i]!;
-    if (r.includes('\0')) return null;
-    const template = r.replace(re, BLANK);
-    let key = table.templates.get(template) ?? own.get(template);
-    if (key === undefined) {
+    let tpl: number | undefined;
+    let template: string | undefined;
+    if (follow && p < follow.records.length && follow.tplOf[p]! >= 0) {
+      if (r === follow.records[p]) tpl = follow.tplOf[p]!;
+      else {
+        template = r.replace(re, blank);
+        if (template === follow.templates[p]) tpl = follow.tplOf[p]!;
+      }
+    }
+    if (tpl !== undefined) p++;
+    else {
+      if (r.includes('\0')) return null;
+      template ??= r.replace(re, blank);
+      tpl = table.templates.get(template) ?? own.get(template);
+      const at = follow && tpl !== undefined ? follow.firstAt.get(tpl) : undefined;
+      if (at !== undefined) p = at + 1;
+    }
+    if (tpl === undefined) {
+      template ??= r.replace(re, blank);
       // A new template: its first event stands for all (the header says why).
       const sep = r.indexOf(FIELD_SEP);
       if (sep < 0) return null;
@@ -236,22 +287,27 @@ export function prepareStored(side: StoredSide, table = new KeyTable([side.run_i
       // one with a version after it is an old payload version: for the straightforward way.
       const kind = r.slice(sep + 1);
       if (!KIND_TOKEN.test(kind)) return null;
-      key = table.id(payloadKey(kind, JSON.parse(r.slice(0, sep)), ctx), kind);
-      (table.sharedTemplate(template) ? table.templates : own).set(template, key);
+      tpl = table.templateKey.length;
+      table.templateKey.push(table.id(payloadKey(kind, JSON.parse(r.slice(0, sep)), ctx), kind));
+      table.templateCall.push(callSpot(template));
+      const shared = table.sharedTemplate(template);
+      table.templateShared.push(shared);
+      (shared ? table.templates : own).set(template, tpl);
     }
+    if (leave) {
+      leave.templates.push(template ?? r.replace(re, blank));
+      leave.tplOf[i] = table.templateShared[tpl] ? tpl : -1;
+      if (!leave.firstAt.has(tpl)) leave.firstAt.set(tpl, i);
+    }
+    const key = table.templateKey[tpl]!;
     out.keyOf[i] = key;
-    if (key >= kindOfKey.length) {
-      const grown = new Int32Array(Math.max(key + 1, kindOfKey.length * 2));
-      grown.set(kindOfKey);
-      kindOfKey = grown;
-    }
-    let kind = kindOfKey[key]! - 1;
-    if (kind < 0) {
-      kind = kindNo(table.kinds[key]!);
-      kindOfKey[key] = kind + 1;
-    }
-    out.kindOf[i] = kind;
-    const callId = topLevelCallId(r);
+    out.kindOf[i] = table.keyKind[key]!;
+    const spot = table.templateCall[tpl]!;
+    let callId: string | undefined;
+    if (spot >= 0) {
+      callId = r.slice(spot + 1, r.indexOf('"', spot + 1));
+      if (callId.includes('\\')) callId = topLevelCallId(r);
+    } else if (spot === PARSE) callId = topLevelCallId(r);
     if (callId !== undefined) {
       let c = calls.get(callId);
       if (c === undefined) {
@@ -265,26 +321,89 @@ export function prepareStored(side: StoredSide, table = new KeyTable([side.run_i
 }
 
 /**
- * The top-level `call_id` of a record's payload when it is a string (what prepareSide numbers).
- * JSON.stringify writes the keys in the order they were set, and the ledger's writers set call_id
- * first, so the fast case reads it off the start of the text; an escape that could spell a key or a
- * second call_id key (the last one counts) parses.
+ * The top-level `call_id` of a record's payload when it is a string (what prepareSide numbers), read
+ * off the text without parsing it: the one `"call_id":` key, found at depth 1. An escape that could
+ * spell the key, a second call_id key (the last one counts), an escaped value or anything unexpected
+ * parses the payload instead.
  */
 function topLevelCallId(r: string): string | undefined {
-  if (r.startsWith(CALL_PREFIX)) {
-    const end = r.indexOf('"', CALL_PREFIX.length);
-    const id = r.slice(CALL_PREFIX.length, end);
-    if (!id.includes('\\') && !r.includes('"call_id"', end) && !r.includes('\\u')) return id;
-  } else if (!r.includes('"call_id"') && !r.includes('\\u')) return undefined;
+  const at = r.indexOf(CALL_KEY);
+  if (r.includes('\\u')) return parsedCallId(r);
+  if (at < 0) return undefined;
+  if (r.includes(CALL_KEY, at + CALL_KEY.length)) return parsedCallId(r);
+  // After `{` or `,` the quote opens a key (one inside a string would have ended it).
+  const before = r.charCodeAt(at - 1);
+  if (before !== 0x7b && before !== 0x2c) return parsedCallId(r);
+  const depth = depthAt(r, at);
+  if (depth < 0) return parsedCallId(r);
+  // Nested, or not a string: the payload's own call_id is not a string.
+  if (depth !== 1 || r.charCodeAt(at + CALL_KEY.length) !== 0x22) return undefined;
+  const end = r.indexOf('"', at + CALL_KEY.length + 1);
+  const id = r.slice(at + CALL_KEY.length + 1, end);
+  return end < 0 || id.includes('\\') ? parsedCallId(r) : id;
+}
+
+const CALL_KEY = '"call_id":';
+/** callSpot: the template's events name no call. */
+const NO_CALL = -1;
+/** callSpot: each event's call id is read by topLevelCallId. */
+const PARSE = -2;
+
+/**
+ * Where the top-level call id of a template's events starts (its opening quote): the text before a
+ * template's first blank is the same in all its events, so when the call id is that first blank,
+ * each event's starts at the same index. Else NO_CALL when the payload names none at its top level
+ * (or not as a string, which would not have been blanked), else PARSE.
+ */
+function callSpot(template: string): number {
+  if (template.includes('\\u')) return PARSE;
+  const at = template.indexOf(CALL_KEY);
+  if (at < 0) return NO_CALL;
+  if (template.includes(CALL_KEY, at + CALL_KEY.length)) return PARSE;
+  const before = template.charCodeAt(at - 1);
+  if (before !== 0x7b && before !== 0x2c) return PARSE;
+  const depth = depthAt(template, at);
+  if (depth < 0) return PARSE;
+  if (depth !== 1) return NO_CALL;
+  const value = at + CALL_KEY.length;
+  if (template.charCodeAt(value) !== 0) return template.charCodeAt(value) === 0x22 ? PARSE : NO_CALL;
+  return template.indexOf('\0') === value ? value : PARSE;
+}
+
+/** The nesting depth at `at` (outside strings), or -1 when `at` falls inside a string. */
+function depthAt(r: string, at: number): number {
+  let depth = 0;
+  for (let i = 0; i < at; i++) {
+    const c = r.charCodeAt(i);
+    if (c === 0x22) {
+      // To the closing quote: one with an even number of backslashes before it.
+      let q = r.indexOf('"', i + 1);
+      for (;;) {
+        if (q < 0) return -1;
+        let b = 0;
+        while (r.charCodeAt(q - 1 - b) === 0x5c) b++;
+        if (b % 2 === 0) break;
+        q = r.indexOf('"', q + 1);
+      }
+      if (q >= at) return -1;
+      i = q;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return depth;
+}
+
+function parsedCallId(r: string): string | undefined {
   const p = JSON.parse(r.slice(0, r.indexOf(FIELD_SEP))) as unknown;
   const id = p && typeof p === 'object' ? (p as Record<string, unknown>).call_id : undefined;
   return typeof id === 'string' ? id : undefined;
 }
 
 /** The key ids in `table` of another table's keys (a part of the runs prepared apart, in a worker). */
-export function keyMap(table: KeyTable, other: Pick<KeyTable, 'keys' | 'kinds'>): Int32Array {
+export function keyMap(table: KeyTable, other: Pick<KeyTable, 'keys' | 'kindNames' | 'keyKind'>): Int32Array {
   const map = new Int32Array(other.keys.length);
-  for (let i = 0; i < other.keys.length; i++) map[i] = table.id(other.keys[i]!, other.kinds[i]!);
+  for (let i = 0; i < other.keys.length; i++)
+    map[i] = table.id(other.keys[i]!, other.kindNames[other.keyKind[i]!]!);
   return map;
 }
 

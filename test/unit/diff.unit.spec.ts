@@ -5,6 +5,7 @@ import {
   joinSides,
   KeyTable,
   keyMap,
+  newTrail,
   prepareSide,
   prepareStored,
   storedRecord,
@@ -244,18 +245,21 @@ describe('run diff from stored text', () => {
 
   /** A JSON value as text, written in one of several ways that parse alike. */
   type Text = fc.Arbitrary<string>;
-  /** A string as JSON text, plainly or with escapes that parse alike (`\/`, `\u` for l and r). */
-  const str = (s: string, esc: boolean): string =>
-    esc
-      ? JSON.stringify(s)
-          .replace(/\//g, '\\/')
-          .replace(/[lr]/, (c) => `\\u00${c.charCodeAt(0).toString(16)}`)
-      : JSON.stringify(s);
+  /** A string as JSON text: as JSON.stringify writes it, or with escapes that parse alike. */
+  const str = (s: string, esc: number): string => {
+    const t = JSON.stringify(s);
+    if (esc === 1) return t.replace(/\//g, '\\/');
+    if (esc === 2) return t.replace(/[lr]/, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+    if (esc === 3) return t.replace(/\\u00([0-9a-f]{2})/g, (_, h: string) => `\\u00${h.toUpperCase()}`);
+    return t;
+  };
   const strings = fc.constantFrom(
     'x',
     'a"b',
     'line\nbreak',
     '\u0001',
+    '\u001f',
+    `${LEFT}\n`,
     'é',
     '😀',
     '\ud800',
@@ -284,7 +288,7 @@ describe('run diff from stored text', () => {
   );
   const number = fc.constantFrom('0', '-0', '1', '1.5', '1.50', '1e2', '1E400', '12345678901234567890', '-3');
   const primitive: Text = fc.oneof(
-    fc.tuple(strings, fc.boolean()).map(([s, esc]) => str(s, esc)),
+    fc.tuple(strings, fc.constantFrom(0, 0, 0, 1, 2, 3)).map(([s, esc]) => str(s, esc)),
     number,
     fc.constantFrom('true', 'false', 'null'),
   );
@@ -306,6 +310,7 @@ describe('run diff from stored text', () => {
     'mode',
     'budget',
     'used',
+    '__proto__',
   ];
   const key = fc.tuple(fc.constantFrom(...KEYS), fc.nat(9)).map(([k, r]) =>
     // Now and then a key spelled with an escape, which parses to the same name.
@@ -437,12 +442,19 @@ describe('run diff from stored text', () => {
           const l = prepareStored(stored(LEFT, base), table)!;
           const r = prepareStored(stored(RIGHT, other), table)!;
           expect(diffRunEvents(l, r)).toEqual(want);
+          // The second run following the first's trail.
+          const trail = newTrail();
+          const t1 = new KeyTable([LEFT, RIGHT]);
+          const l1 = prepareStored(stored(LEFT, base), t1, { leave: trail })!;
+          const r1 = prepareStored(stored(RIGHT, other), t1, { follow: trail })!;
+          expect(perEvent(r1)).toEqual(perEvent(r));
+          expect(diffRunEvents(l1, r1)).toEqual(want);
           // Each run in two parts, the later ones over a table of their own (as a worker has).
           const split = (runId: string, evs: typeof base, t: KeyTable, later: KeyTable) => {
             const c = Math.min(cut, evs.length);
             const first = prepareStored(stored(runId, evs.slice(0, c)), t)!;
             const rest = stored(runId, evs.slice(c));
-            const restSide = prepareStored({ ...rest, seqs: rest.seqs.map((s) => s + c) }, later)!;
+            const restSide = prepareStored({ ...rest, seqs: Array.from(rest.seqs, (s) => s + c) }, later)!;
             return joinSides(t, first, restSide, keyMap(t, later));
           };
           const t2 = new KeyTable([LEFT, RIGHT]);
@@ -454,6 +466,29 @@ describe('run diff from stored text', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it("reads a call id off the text only where it is the payload's own", () => {
+    const texts = [
+      '{"args":{"call_id":"c1"}}',
+      '{"a":"x\\"","call_id":"c2"}',
+      '{"a":"{[","call_id":"c3"}',
+      '{"a\\"call_id":"x"}',
+      '{"a":["call_id"],"b":1}',
+      '{"a":"\\\\","call_id":"c4"}',
+      '{"a":{"b":[1,{"c":2}]},"call_id":"c5"}',
+      '{"a":{"b":"}"},"call_id":"c6"}',
+      '{"a":"\\\\\\"}","call_id":"c7"}',
+      '{"call_id":"c8","z":{"call_id":"c9"}}',
+      '{"call_id":5}',
+      '{"call_id":"c\\"x"}',
+    ];
+    const evs = texts.map((text) => ({ kind: 'model_proposed', text }));
+    for (const t of texts) expect(() => JSON.parse(t) as unknown).not.toThrow();
+    const fast = prepareStored(stored(LEFT, evs))!;
+    const ref = prepareSide({ run_id: LEFT, events: events(LEFT, evs) });
+    expect(perEvent(fast)).toEqual(perEvent(ref));
+    expect(fast.callIds).toEqual(['c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c"x']);
   });
 
   it('leaves to the straightforward way what it does not expect', () => {
