@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Transform, Writable, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { createInflateRaw } from 'node:zlib';
 import yauzl from 'yauzl';
 import { ProofloopError } from '../../shared/result';
 import { DIR_ENTRY_RE, RUN_ENTRY_RE, TOP_LEVEL_ENTRIES } from './format';
@@ -70,23 +72,26 @@ export function entryNameProblem(name: string): string | null {
   return null;
 }
 
-function openZip(file: string, autoClose = true): Promise<yauzl.ZipFile> {
+/**
+ * Opens a zip with yauzl; from `data` (the file's bytes, read already) when given: reading entries
+ * from memory saves a read per 16 KiB chunk.
+ */
+function openZip(file: string, autoClose = true, data?: Buffer): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
     // strictFileNames: a backslash stays a backslash (and is refused), instead of being read as "/".
-    yauzl.open(
-      file,
-      {
-        lazyEntries: true,
-        autoClose,
-        validateEntrySizes: true,
-        strictFileNames: true,
-        decodeStrings: true,
-      },
-      (err, zip) => {
-        if (err || !zip) reject(bad(file, err ? err.message : 'cannot open'));
-        else resolve(zip);
-      },
-    );
+    const options = {
+      lazyEntries: true,
+      autoClose,
+      validateEntrySizes: true,
+      strictFileNames: true,
+      decodeStrings: true,
+    };
+    const done = (err: Error | null, zip?: yauzl.ZipFile) => {
+      if (err || !zip) reject(bad(file, err ? err.message : 'cannot open'));
+      else resolve(zip);
+    };
+    if (data) yauzl.fromBuffer(data, options, done);
+    else yauzl.open(file, options, done);
   });
 }
 
@@ -283,14 +288,24 @@ export type EntryRoute = 'keep' | 'hash' | EntrySink;
  * it streams and kept, only hashed, or handed on as `route` decides (it sees the early entries).
  * Nothing is written to disk.
  */
+const IN_MEMORY_BYTES = 128 * 1024 * 1024;
+const INFLATE_CHUNK = 256 * 1024;
+
 export async function streamBundle(
   file: string,
   limits: ZipLimits,
   early: (name: string, declaredBytes: number) => boolean,
   route: (name: string, early: ReadonlyMap<string, ExtractedEntry>) => EntryRoute,
 ): Promise<ExtractedBundle> {
-  // Not autoClose: the entries are read after the whole directory is.
-  const zip = await openZip(file, false);
+  // Not autoClose: the entries are read after the whole directory is. A bundle of up to 128 MiB
+  // is read into memory at once (one read instead of one per chunk).
+  let data: Buffer | undefined;
+  try {
+    if (statSync(file).size <= IN_MEMORY_BYTES) data = await readFile(file);
+  } catch (e) {
+    throw bad(file, (e as Error).message);
+  }
+  const zip = await openZip(file, false, data);
   const listed: yauzl.Entry[] = [];
   const entries = new Map<string, ExtractedEntry>();
   const streams: Readable[] = [];
@@ -320,19 +335,28 @@ export async function streamBundle(
     const read = (entry: yauzl.Entry, how: EntryRoute): Promise<void> =>
       new Promise<void>((resolve, reject) => {
         const name = entry.fileName;
-        zip.openReadStream(entry, (err, stream) => {
+        // A deflated entry's raw bytes, inflated here in large pieces (yauzl's own inflate hands out
+        // 16 KiB at a time, each through its streams); the sizes are checked below instead.
+        const deflated = entry.compressionMethod === 8;
+        const opened = (err: Error | null, stream: Readable) => {
           if (err || !stream) return reject(fail(err ?? new Error(`cannot read ${name}`)));
           if (failure) {
             stream.destroy();
             return reject(failure);
           }
           streams.push(stream);
-          const meter = new Meter(Math.min(entry.uncompressedSize, limits.maxEntryBytes), () =>
-            bad(file, `entry ${JSON.stringify(name)} expands beyond its declared size`),
-          );
+          // One stage: measured against the declared size (more is refused at once, less at the
+          // end), hashed, and kept, dropped or handed on.
+          const limit = Math.min(entry.uncompressedSize, limits.maxEntryBytes);
+          const hash = createHash('sha256');
+          let bytes = 0;
           const kept: Buffer[] = [];
           const sink = new Writable({
             write: (chunk: Buffer, _e, cb) => {
+              bytes += chunk.length;
+              if (bytes > limit)
+                return cb(bad(file, `entry ${JSON.stringify(name)} expands beyond its declared size`));
+              hash.update(chunk);
               if (how === 'hash') cb();
               else if (how === 'keep') {
                 kept.push(chunk);
@@ -340,14 +364,25 @@ export async function streamBundle(
               } else how.write(chunk, () => cb());
             },
           });
-          pipeline(stream, meter, sink).then(
+          const stages: (Readable | Writable)[] = [stream];
+          if (deflated) stages.push(createInflateRaw({ chunkSize: INFLATE_CHUNK }));
+          pipeline([...stages, sink]).then(
             () => {
+              if (bytes !== entry.uncompressedSize)
+                return reject(
+                  fail(
+                    bad(
+                      file,
+                      `entry ${JSON.stringify(name)} has ${bytes} bytes, not the ${entry.uncompressedSize} its size says`,
+                    ),
+                  ),
+                );
               if (typeof how === 'object') how.end();
               entries.set(name, {
                 name,
                 file: null,
-                bytes: meter.bytes,
-                sha256: meter.hash.digest('hex'),
+                bytes,
+                sha256: hash.digest('hex'),
                 data: how === 'keep' ? Buffer.concat(kept) : undefined,
               });
               resolve();
@@ -361,7 +396,9 @@ export async function streamBundle(
                 ),
               ),
           );
-        });
+        };
+        if (deflated) zip.openReadStream(entry, { decompress: false }, opened);
+        else zip.openReadStream(entry, opened);
       });
     const first = listed.filter((e) => early(e.fileName, e.uncompressedSize));
     await Promise.all(first.map((e) => read(e, 'keep')));

@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Bytes } from '../../electron/crypto';
@@ -136,6 +137,32 @@ describe('streaming verify-bundle', () => {
       const v = await sameReports(file);
       expect(v).toMatchObject({ integrity: 'failed' });
       expect(v.findings.some((f) => f.code === 'file_hash_mismatch')).toBe(true);
+    }
+  });
+
+  it('a deflated entry whose declared size lies, either way: refused', async () => {
+    for (const [name, delta] of [
+      ['report.html', -100],
+      ['report.html', 100],
+      [BIG, -1],
+      [BIG, 1],
+    ] as const) {
+      const file = await tampered(() => undefined);
+      const zip = readFileSync(file);
+      // The size in the central directory entry (yauzl takes sizes from there).
+      let at = zip.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
+      while (zip.toString('utf8', at + 46, at + 46 + zip.readUInt16LE(at + 28)) !== name)
+        at = zip.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]), at + 4);
+      expect(zip.readUInt16LE(at + 10)).toBe(8);
+      zip.writeUInt32LE(zip.readUInt32LE(at + 24) + delta, at + 24);
+      writeFileSync(file, zip);
+      for (const workers of [0, 2]) {
+        await expect(verifyBundle(file, { workers })).rejects.toThrow(
+          new RegExp(
+            `not a valid bundle: entry "${name}" (expands beyond its declared size|has \\d+ bytes, not the)`,
+          ),
+        );
+      }
     }
   });
 
