@@ -2,7 +2,7 @@
 // storage overhead, and the diff of two 100,000-event runs that differ in 1% of events.
 // Run alone: `npx tsx bench/state.ts` (PL_BENCH_EVENTS=200000 for a quicker look).
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NewEvent } from '../shared/protocol';
 import { Ledger } from '../electron/ledger';
@@ -11,6 +11,7 @@ import {
   attachSnapshotter,
   diffRuns,
   diffRunsParallel,
+  diffRunsReference,
   maintainSnapshots,
   SNAPSHOT_EVERY,
   stateAt,
@@ -267,24 +268,56 @@ async function benchDiff(ledger: Ledger, D: number) {
   detach();
   const mem0 = process.memoryUsage();
   const peak0 = process.resourceUsage().maxRSS;
-  const d = timed(() => diffRuns(ledger, 'diff-left', 'diff-right'));
-  // The same with the right-hand run prepared in a worker thread (what the app and CLI run). From
-  // sources the worker first compiles its TypeScript through tsx (~300 ms) that built bundles don't.
+  // What the app and CLI run: with a core to spare, part of both runs prepared in a worker thread
+  // (built bundles here; from sources the worker first compiles its TypeScript through tsx).
+  const load = os.loadavg()[0]!;
   const p = await timedAsync(() => diffRunsParallel(ledger, 'diff-left', 'diff-right'));
+  // The worker way even on a busy machine, and the one-thread way.
+  const wk = await timedAsync(() =>
+    diffRunsParallel(ledger, 'diff-left', 'diff-right', {}, { evenWhenBusy: true }),
+  );
+  const d = timed(() => diffRuns(ledger, 'diff-left', 'diff-right'));
   const mem1 = process.memoryUsage();
   const peak1 = process.resourceUsage().maxRSS;
+  // Twice more each: this machine is shared, so one figure alone says little. [wall ms, CPU ms].
+  const runs = {
+    app: [[Math.round(p.ms), Math.round(p.cpu)]],
+    worker: [[Math.round(wk.ms), Math.round(wk.cpu)]],
+    one_thread: [[Math.round(d.ms), Math.round(d.cpu)]],
+  };
+  for (let i = 0; i < 2; i++) {
+    const a = await timedAsync(() => diffRunsParallel(ledger, 'diff-left', 'diff-right'));
+    const b = await timedAsync(() =>
+      diffRunsParallel(ledger, 'diff-left', 'diff-right', {}, { evenWhenBusy: true }),
+    );
+    const c = timed(() => diffRuns(ledger, 'diff-left', 'diff-right'));
+    runs.app.push([Math.round(a.ms), Math.round(a.cpu)]);
+    runs.worker.push([Math.round(b.ms), Math.round(b.cpu)]);
+    runs.one_thread.push([Math.round(c.ms), Math.round(c.cpu)]);
+  }
+  // The straightforward way (every payload parsed and normalised): the reference for the result.
+  const ref = timed(() => diffRunsReference(ledger, 'diff-left', 'diff-right'));
   const diff = d.value;
+  const same = JSON.stringify(ref.value);
   return {
     events: [diff.left.events, diff.right.events],
     counts: diff.counts,
     first_divergence: diff.first_divergence,
     alignment: diff.alignment,
     truncated: diff.truncated,
+    // The first diff as the app runs it (the worker only with a core to spare: load_1m < cores − 1).
+    parallel_ms: Math.round(p.ms),
+    parallel_cpu_ms: Math.round(p.cpu),
+    load_1m: Math.round(load * 100) / 100,
+    worker_ms: Math.round(wk.ms),
     ms: Math.round(d.ms),
     cpu_ms: Math.round(d.cpu),
-    parallel_ms: Math.round(p.ms),
-    parallel_same_result: JSON.stringify(p.value.counts) === JSON.stringify(diff.counts),
-    // Memory: the process's resident size before, and its peak during the diff (maxRSS, KB); this
+    runs_ms_cpu: runs,
+    straightforward_ms: Math.round(ref.ms),
+    straightforward_cpu_ms: Math.round(ref.cpu),
+    same_result_as_straightforward:
+      JSON.stringify(p.value) === same && JSON.stringify(wk.value) === same && JSON.stringify(diff) === same,
+    // Memory: the process's resident size before, and its peak during the diffs (maxRSS, KB); this
     // part runs first so that the peak is the diff's own.
     rss_before_mb: mb(mem0.rss),
     rss_peak_during_mb: mb(Math.max(peak0, peak1) * 1024),

@@ -198,7 +198,7 @@ describe('snapshots', () => {
         'left-run-1',
         'right-run-2',
         {},
-        { minEvents: 0, workerShare },
+        { minEvents: 0, workerShare, evenWhenBusy: true },
       );
       expect(parallel).toEqual(diffRuns(ledger, 'left-run-1', 'right-run-2'));
       expect(parallel.counts.changed).toBeGreaterThan(0);
