@@ -1,5 +1,5 @@
 import type { StateCreator } from 'zustand';
-import { callOptional, type UiError } from '../api/api';
+import { callOptional, type UiError, type UiResult } from '../api/api';
 import type { StateAt, StateChanges } from '../api/types';
 import { currentCache } from '../features/timeline/eventCache';
 import type { AppState } from './index';
@@ -51,6 +51,34 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
     }, VIEW_WAIT_MS);
   }
 
+  type Loaded = { at: UiResult<StateAt>; ch: UiResult<StateChanges> | null };
+  // States asked for ahead of the selection (the next seq in the stepping direction), used once.
+  const ahead = new Map<string, Promise<Loaded>>();
+
+  function request(runId: string, seq: number, withChanges: boolean): Promise<Loaded> {
+    return Promise.all([
+      callOptional('state.at', { run_id: runId, seq }),
+      withChanges ? callOptional('state.changes', { run_id: runId, seq }) : null,
+    ]).then(([at, ch]) => ({ at, ch }));
+  }
+
+  function load(runId: string, seq: number, withChanges: boolean): Promise<Loaded> {
+    const key = `${runId}\u0000${seq}`;
+    const early = ahead.get(key);
+    ahead.delete(key);
+    return early ?? request(runId, seq, withChanges);
+  }
+
+  function prefetch(runId: string, seq: number, withChanges: boolean): void {
+    const key = `${runId}\u0000${seq}`;
+    if (seq < 1 || seq > get().head || ahead.has(key)) return;
+    ahead.set(key, request(runId, seq, withChanges));
+    while (ahead.size > 2) ahead.delete(ahead.keys().next().value!);
+    // The event's page too, when the next seq starts one (a no-op when it is loaded).
+    const cache = currentCache();
+    if (cache?.runId === runId) cache.get(seq);
+  }
+
   async function pump(): Promise<void> {
     if (busy) return;
     busy = true;
@@ -77,10 +105,11 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
         const before =
           shown.stateRun === runId && shown.stateAt?.seq === seq - 1 ? shown.stateAt.state : undefined;
         const kind = before === undefined ? undefined : cache?.peek(seq)?.kind;
-        const [at, ch] = await Promise.all([
-          callOptional('state.at', { run_id: runId, seq }),
-          kind === undefined ? callOptional('state.changes', { run_id: runId, seq }) : null,
-        ]);
+        const loaded = await load(runId, seq, kind === undefined);
+        const at = loaded.at;
+        const ch =
+          loaded.ch ??
+          (kind === undefined ? await callOptional('state.changes', { run_id: runId, seq }) : null);
         const now = get();
         if (now.runId !== runId) continue;
         const state = at.ok ? shareEqual(now.stateAt?.state, at.value.state) : undefined;
@@ -104,6 +133,15 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
           stateError: at.ok ? null : at.error,
           ...changes,
         });
+        // Stepping goes on the way it went: ask for the next seq's state now, so the next key
+        // finds it here and paints at once. Not while keys are held (the loop fetches the newest).
+        // After this step's commit, not before it.
+        if (at.ok && viewSeq === seq && get().seq === seq) {
+          const dir = seq < viewBefore ? -1 : 1;
+          setTimeout(() => {
+            if (get().runId === runId && get().seq === seq) prefetch(runId, seq + dir, dir < 0);
+          }, 0);
+        }
       }
     } finally {
       busy = false;
@@ -121,6 +159,7 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
       const { runId, stateRun, seq } = get();
       if (runId !== stateRun) {
         lastKey = '';
+        ahead.clear();
         set({
           viewSeq: seq,
           stateAt: null,
