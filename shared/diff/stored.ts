@@ -10,8 +10,10 @@
  * is mostly what the normalisation leaves out (call ids, times, durations). So each payload text is
  * first turned into a *template* with one native regex replace that blanks out exactly such values;
  * events with the same template have the same normalised payload, so the expensive normalisation
- * runs once per distinct template (about half the events of the bench runs, fewer for a rerun read
- * together with its source run), and every other event costs a regex pass and a Map lookup.
+ * runs once per distinct template (about half the events of a bench run; a rerun read together with
+ * its source run shares their templates), and every other event costs a regex pass and a Map lookup
+ * (or a string compare, following the other run's trail). Measured on the bench's two 100,000-event
+ * runs: ~0.65 s of CPU for the diff in one thread, where the straightforward way took ~1.2 s.
  *
  * Why a template may stand for all its events (the regex, below, keeps this true):
  * - it blanks only a whole JSON value token, replacing it with NUL, which valid JSON text cannot
@@ -236,9 +238,9 @@ export function prepareStored(
   const callIds: string[] = [];
   // Following the other run's trail: a rerun has mostly the same events in the same order, so an
   // event whose record or template equals that of the other run's next event takes its template
-  // number without hashing the template (a string compare, not a Map lookup: measured ~40% of the
-  // cost of the second run). On a mismatch the Map answers and the trail resumes after the event
-  // that first had that template.
+  // number by a string compare, without hashing the template for a Map lookup (measured on the
+  // bench runs: the second run's preparation from ~160 to ~30 ms of CPU). On a mismatch the Map
+  // answers and the trail resumes after the event that first had that template.
   const follow = trail?.follow ?? null;
   const leave: Trail | null = trail?.leave ?? null;
   if (leave) {
