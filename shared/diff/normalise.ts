@@ -35,7 +35,7 @@ function sortedKeys(o: Record<string, unknown>): string[] {
 
 export interface NormaliseContext {
   runId: string;
-  /** call id → per-run ordinal, filled by first appearance. */
+  /** call id → per-run ordinal, filled by first appearance (not when maskCalls). */
   calls: Map<string, number>;
   /** When true call ids become `#` (for comparison); else `#n` (for people). */
   maskCalls: boolean;
@@ -58,12 +58,15 @@ export function callOrdinal(id: string, ctx: NormaliseContext): string {
 }
 
 function callRef(id: string, ctx: NormaliseContext): string {
+  // Masked, the ordinal is not written: no need to number the call (a Map lookup per call id,
+  // measured ~4% of preparing a run for the diff).
+  if (ctx.maskCalls) return CALL_MASK;
   let n = ctx.calls.get(id);
   if (n === undefined) {
     n = ctx.calls.size + 1;
     ctx.calls.set(id, n);
   }
-  return ctx.maskCalls ? CALL_MASK : `#${n}`;
+  return `#${n}`;
 }
 
 function normString(s: string, ctx: NormaliseContext): string {

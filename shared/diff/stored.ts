@@ -205,12 +205,12 @@ export interface Trail {
   records: readonly string[];
   templates: string[];
   tplOf: Int32Array;
-  /** Per template number: the first event with it. */
-  firstAt: Map<number, number>;
+  /** Per template number: the first event with it (set for the templates this run made). */
+  firstAt: number[];
 }
 
 export function newTrail(): Trail {
-  return { records: [], templates: [], tplOf: new Int32Array(0), firstAt: new Map() };
+  return { records: [], templates: [], tplOf: new Int32Array(0), firstAt: [] };
 }
 
 /**
@@ -236,6 +236,8 @@ export function prepareStored(
   const own = new Map<string, number>();
   const calls = new Map<string, number>();
   const callIds: string[] = [];
+  let lastCall: string | undefined;
+  let lastOrdinal = 0;
   // Following the other run's trail: a rerun has mostly the same events in the same order, so an
   // event whose record or template equals that of the other run's next event takes its template
   // number by a string compare, without hashing the template for a Map lookup (measured on the
@@ -247,7 +249,7 @@ export function prepareStored(
     leave.records = records;
     leave.templates = [];
     leave.tplOf = new Int32Array(n);
-    leave.firstAt = new Map();
+    leave.firstAt = [];
   }
   let p = 0;
   const out: KeyedSide = {
@@ -277,7 +279,7 @@ export function prepareStored(
       if (r.includes('\0')) return null;
       template ??= r.replace(re, blank);
       tpl = table.templates.get(template) ?? own.get(template);
-      const at = follow && tpl !== undefined ? follow.firstAt.get(tpl) : undefined;
+      const at = follow && tpl !== undefined ? follow.firstAt[tpl] : undefined;
       if (at !== undefined) p = at + 1;
     }
     if (tpl === undefined) {
@@ -295,11 +297,11 @@ export function prepareStored(
       const shared = table.sharedTemplate(template);
       table.templateShared.push(shared);
       (shared ? table.templates : own).set(template, tpl);
+      if (leave) leave.firstAt[tpl] = i;
     }
     if (leave) {
       leave.templates.push(template ?? r.replace(re, blank));
       leave.tplOf[i] = table.templateShared[tpl] ? tpl : -1;
-      if (!leave.firstAt.has(tpl)) leave.firstAt.set(tpl, i);
     }
     const key = table.templateKey[tpl]!;
     out.keyOf[i] = key;
@@ -311,12 +313,18 @@ export function prepareStored(
       if (callId.includes('\\')) callId = topLevelCallId(r);
     } else if (spot === PARSE) callId = topLevelCallId(r);
     if (callId !== undefined) {
-      let c = calls.get(callId);
-      if (c === undefined) {
-        callIds.push(callId);
-        calls.set(callId, (c = callIds.length));
+      // A call's events come one after another (proposed, allowed, invoked, returned): the last
+      // call's ordinal saves most Map lookups.
+      if (callId !== lastCall) {
+        let c = calls.get(callId);
+        if (c === undefined) {
+          callIds.push(callId);
+          calls.set(callId, (c = callIds.length));
+        }
+        lastCall = callId;
+        lastOrdinal = c;
       }
-      out.callOf[i] = c;
+      out.callOf[i] = lastOrdinal;
     }
   }
   return out;
