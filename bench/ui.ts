@@ -1,6 +1,7 @@
 // The inspector in web mode, in Debian's Chromium, on a 1,000,000-event run: time from selecting
-// the run to the first timeline rows painted, one keyboard step including the state panel update,
-// and the renderer's JS heap. Runnable alone: `npx tsx bench/ui.ts`.
+// the run to the first timeline rows painted, one keyboard step including the state panel update
+// (→, and PageDown: 25 seqs, which the inspector has not asked for ahead), and the renderer's JS
+// heap. Runnable alone: `npx tsx bench/ui.ts`.
 import { chromium } from '@playwright/test';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,13 +21,15 @@ const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 
-// Installed in the page as source text (the bench's own TypeScript has no DOM types).
+// Installed in the page as source text (the bench's own TypeScript has no DOM types). A key moves
+// the selection by window.__delta seqs (1 for →, 25 for PageDown).
 const IN_PAGE_STEP_TIMER = `(() => {
   window.__steps = [];
+  window.__delta = 1;
   window.addEventListener('keydown', () => {
     const t0 = performance.now();
     const view = () => document.querySelector('[data-testid="state-view"]');
-    const target = String(Number(view()?.dataset.seq ?? 0) + 1);
+    const target = String(Number(view()?.dataset.seq ?? 0) + window.__delta);
     const done = () => { const v = view(); return v && v.dataset.seq === target && v.dataset.state === 'ready'; };
     const finish = () => requestAnimationFrame(() => window.__steps.push(performance.now() - t0));
     const obs = new MutationObserver(() => { if (done()) { obs.disconnect(); finish(); } });
@@ -143,11 +146,27 @@ export async function benchUi(n = 1_000_000) {
           { polling: 'raf' },
         );
       }
+      const steps = await page.evaluate(() => (globalThis as unknown as { __steps: number[] }).__steps);
+      // PageDown moves 25 seqs: the inspector asks ahead only for the next seq, so these steps wait
+      // for the service (the state and its changes) as a jump does.
+      await page.evaluate(() => {
+        const w = globalThis as unknown as { __steps: number[]; __delta: number };
+        w.__steps = [];
+        w.__delta = 25;
+      });
+      for (let i = 1; i <= 30; i++) {
+        await page.keyboard.press('PageDown');
+        await page.waitForFunction(
+          (n) => (globalThis as unknown as { __steps: number[] }).__steps.length >= n,
+          i,
+          { polling: 'raf' },
+        );
+      }
+      const jumps = await page.evaluate(() => (globalThis as unknown as { __steps: number[] }).__steps);
       if (prof && profileTo) {
         const { profile } = await prof.send('Profiler.stop');
         writeFileSync(profileTo, JSON.stringify(profile));
       }
-      const steps = await page.evaluate(() => (globalThis as unknown as { __steps: number[] }).__steps);
       const cdp = await page.context().newCDPSession(page);
       await cdp.send('Performance.enable');
       await cdp.send('HeapProfiler.collectGarbage');
@@ -157,6 +176,7 @@ export async function benchUi(n = 1_000_000) {
         events: n,
         select_to_first_rows_ms: Number(firstRowsMs.toFixed(0)),
         step_ms: { p50: quantile(steps, 0.5), p95: quantile(steps, 0.95), max: quantile(steps, 1) },
+        page_down_step_ms: { p50: quantile(jumps, 0.5), p95: quantile(jumps, 0.95), max: quantile(jumps, 1) },
         js_heap_mb: Number((heap / 2 ** 20).toFixed(1)),
         goals: { first_rows_ms: 1000, step_p95_ms: 50, js_heap_mb: 300 },
       };

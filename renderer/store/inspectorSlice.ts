@@ -51,6 +51,8 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
     }, VIEW_WAIT_MS);
   }
 
+  const afterPaint = (fn: () => void) => requestAnimationFrame(() => setTimeout(fn, 0));
+
   type Loaded = { at: UiResult<StateAt>; ch: UiResult<StateChanges> | null };
   // States asked for ahead of the selection (the next seq in the stepping direction), used once.
   const ahead = new Map<string, Promise<Loaded>>();
@@ -66,7 +68,10 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
     const key = `${runId}\u0000${seq}`;
     const early = ahead.get(key);
     ahead.delete(key);
-    return early ?? request(runId, seq, withChanges);
+    // An early answer that failed is asked for again (it may have been a passing error).
+    return early
+      ? early.then((r) => (r.at.ok ? r : request(runId, seq, withChanges)))
+      : request(runId, seq, withChanges);
   }
 
   function prefetch(runId: string, seq: number, withChanges: boolean): void {
@@ -135,12 +140,13 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
         });
         // Stepping goes on the way it went: ask for the next seq's state now, so the next key
         // finds it here and paints at once. Not while keys are held (the loop fetches the newest).
-        // After this step's commit, not before it.
+        // After the frame that paints this step, not before it (a request costs the main thread
+        // a millisecond or so).
         if (at.ok && viewSeq === seq && get().seq === seq) {
           const dir = seq < viewBefore ? -1 : 1;
-          setTimeout(() => {
+          afterPaint(() => {
             if (get().runId === runId && get().seq === seq) prefetch(runId, seq + dir, dir < 0);
-          }, 0);
+          });
         }
       }
     } finally {

@@ -28,8 +28,9 @@ export const ChangeList = memo(function ChangeList({
     );
   return (
     <ul className="changes mono" data-testid={testId} data-count={changes.length}>
-      {changes.slice(0, 100).map((c) => (
-        <li key={c.path} data-testid="state-change" data-path={c.path}>
+      {/* Keyed by position: the next step's list reuses these items and only rewrites their text. */}
+      {changes.slice(0, 100).map((c, i) => (
+        <li key={i} data-testid="state-change" data-path={c.path}>
           <span className="c-path">{c.path}</span>
           <span className="c-old">{short(c.old)}</span>
           <span className="c-arrow">→</span>
