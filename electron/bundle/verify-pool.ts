@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../workers';
-import type { Analyze, LineBatch } from './lines';
+import { analyzeHere, type Analyze, type LineBatch } from './lines';
 
 export interface VerifyJob {
   id: number;
@@ -20,71 +20,79 @@ export interface VerifyPool {
 /** Bundles at least this large (compressed) are verified with worker threads (start-up ~30 ms). */
 const WORKER_THRESHOLD = 2 * 1024 * 1024;
 
-/** How many workers for a bundle file: `requested`, else 2 for a large bundle, else none. */
+/** How many workers for a bundle file: `requested`, else 1 for a large bundle, else none. */
 export function workersFor(file: string, requested: number | undefined): number {
   if (requested !== undefined) return requested;
   try {
-    return statSync(file).size >= WORKER_THRESHOLD ? 2 : 0;
+    return statSync(file).size >= WORKER_THRESHOLD ? 1 : 0;
   } catch {
     return 0;
   }
 }
 
+interface Job {
+  bytes: Uint8Array;
+  runId: string;
+  resolve: (b: LineBatch) => void;
+  reject: (e: Error) => void;
+}
+
 /**
- * Starts `n` workers (a job goes to the one with the fewest pending); null when none can be
- * started (no built worker file), so the caller analyses in this thread.
+ * Starts `n` workers; null when none can be started (no built worker file), so the caller analyses
+ * in this thread. A job goes to the worker with the fewest pending, or, with `helpAt`, is done in
+ * this thread when every worker has that many pending already. A worker that fails (it should not)
+ * has its jobs done again in this thread: the bytes are copied to workers, not moved, for that.
  */
-export function startVerifyPool(n: number): VerifyPool | null {
+export function startVerifyPool(n: number, helpAt = Infinity): VerifyPool | null {
   if (n <= 0) return null;
-  const slots: { w: Worker; pending: number }[] = [];
+  const slots: { w: Worker; jobs: Map<number, Job>; dead: boolean }[] = [];
   for (let i = 0; i < n; i++) {
     const w = startWorker(import.meta.url, './verify-worker.ts', './bundle-verify-worker.js');
     if (!w) break;
-    slots.push({ w, pending: 0 });
+    slots.push({ w, jobs: new Map(), dead: false });
   }
   if (slots.length < n) {
     for (const s of slots) void s.w.terminate();
     return null;
   }
-  const waiting = new Map<number, { resolve: (b: LineBatch) => void; reject: (e: Error) => void }>();
-  let failure: Error | null = null;
   let closing = false;
-  const failAll = (e: Error) => {
-    failure ??= e;
-    for (const p of waiting.values()) p.reject(e);
-    waiting.clear();
-  };
+  const here = (job: Job) => analyzeHere(job.bytes, job.runId).then(job.resolve, job.reject);
   for (const slot of slots) {
+    const lost = () => {
+      if (closing || slot.dead) return;
+      slot.dead = true;
+      void slot.w.terminate();
+      for (const job of slot.jobs.values()) void here(job);
+      slot.jobs.clear();
+    };
     slot.w.on('message', (r: VerifyReply) => {
-      slot.pending--;
-      const p = waiting.get(r.id);
-      waiting.delete(r.id);
-      if (!p) return;
-      if ('error' in r) p.reject(new Error(r.error));
-      else p.resolve(r.batch);
+      const job = slot.jobs.get(r.id);
+      slot.jobs.delete(r.id);
+      if (!job) return;
+      if ('error' in r) job.reject(new Error(r.error));
+      else job.resolve(r.batch);
     });
-    slot.w.on('error', failAll);
-    slot.w.on('exit', (code) => {
-      if (!closing || waiting.size > 0) failAll(new Error(`a verify worker stopped (exit code ${code})`));
-    });
+    slot.w.on('error', lost);
+    slot.w.on('exit', lost);
   }
   let nextId = 0;
   return {
     size: slots.length,
-    analyze: (bytes, runId) => {
-      if (failure) return Promise.reject(failure);
-      const slot = slots.reduce((a, b) => (b.pending < a.pending ? b : a));
-      const id = nextId++;
-      slot.pending++;
-      return new Promise<LineBatch>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
-        const job: VerifyJob = { id, bytes, runId };
-        slot.w.postMessage(job, [bytes.buffer as ArrayBuffer]);
-      });
-    },
+    analyze: (bytes, runId) =>
+      new Promise<LineBatch>((resolve, reject) => {
+        const job: Job = { bytes, runId, resolve, reject };
+        let slot: (typeof slots)[number] | null = null;
+        for (const s of slots) if (!s.dead && (!slot || s.jobs.size < slot.jobs.size)) slot = s;
+        if (!slot || closing || slot.jobs.size >= helpAt) return void here(job);
+        const id = nextId++;
+        slot.jobs.set(id, job);
+        const message: VerifyJob = { id, bytes, runId };
+        slot.w.postMessage(message);
+      }),
     close: async () => {
       closing = true;
-      failAll(new Error('verification ended'));
+      const ended = new Error('verification ended');
+      for (const s of slots) for (const job of s.jobs.values()) job.reject(ended);
       await Promise.all(slots.map((s) => s.w.terminate()));
     },
   };

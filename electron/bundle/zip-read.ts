@@ -308,13 +308,14 @@ export async function streamBundle(
   const zip = await openZip(file, false, data);
   const listed: yauzl.Entry[] = [];
   const entries = new Map<string, ExtractedEntry>();
-  const streams: Readable[] = [];
+  const streams: (Readable | Writable)[] = [];
   let failure: ProofloopError | null = null;
   const fail = (e: unknown): ProofloopError => {
     if (failure) return failure;
     failure = e instanceof ProofloopError ? e : bad(file, (e as Error).message);
-    // The first failure ends the bundle: stop inflating the other entries.
-    for (const st of streams) st.destroy();
+    // The first failure ends the bundle: stop inflating the other entries (every stage of each, with
+    // the error: a source destroyed once it has all its data would leave its pipeline waiting).
+    for (const st of streams) st.destroy(failure);
     return failure;
   };
   try {
@@ -344,7 +345,6 @@ export async function streamBundle(
             stream.destroy();
             return reject(failure);
           }
-          streams.push(stream);
           // One stage: measured against the declared size (more is refused at once, less at the
           // end), hashed, and kept, dropped or handed on.
           const limit = Math.min(entry.uncompressedSize, limits.maxEntryBytes);
@@ -366,7 +366,9 @@ export async function streamBundle(
           });
           const stages: (Readable | Writable)[] = [stream];
           if (deflated) stages.push(createInflateRaw({ chunkSize: INFLATE_CHUNK }));
-          pipeline([...stages, sink]).then(
+          stages.push(sink);
+          streams.push(...stages);
+          pipeline(stages).then(
             () => {
               if (bytes !== entry.uncompressedSize)
                 return reject(
