@@ -1,4 +1,4 @@
-import { ZERO_HASH, type LedgerEvent } from '../../shared/protocol';
+import { ZERO_HASH, envelopeFields, type LedgerEvent } from '../../shared/protocol';
 import { evolve, initialState, type FoldEvent, type RunState } from '../../shared/state';
 import { SHARE_DETECTORS, scanForSecrets, type Redactor } from '../../shared/redact';
 import { digestEvent } from '../crypto';
@@ -16,18 +16,8 @@ import type { RedactionProfile } from './format';
  */
 export function redactEvent(e: LedgerEvent, redactor: Redactor): { line: LedgerEvent; changed: boolean } {
   const r = redactor.redactValue(e.payload, { path: ['payload'] });
-  const base: LedgerEvent = {
-    seq: e.seq,
-    run_id: e.run_id,
-    kind: e.kind,
-    v: e.v,
-    at: e.at,
-    payload: e.payload,
-    prev: e.prev,
-    hash: e.hash,
-  };
   // An event the ledger already holds redacted (a run opened from a bundle) keeps its carried digest.
-  if (e.digest !== undefined) base.digest = e.digest;
+  const base = envelopeFields(e);
   if (!r.changed) return { line: base, changed: e.digest !== undefined };
   base.payload = r.value;
   base.digest = e.digest ?? digestEvent(e.seq, e.run_id, e.kind, e.v, e.at, e.payload);

@@ -27,9 +27,9 @@ export interface NewEvent {
   at?: string;
 }
 
-/** The JSONL line of an event: key order fixed so mirrors are byte-stable. */
-export function toJsonLine(e: LedgerEvent): string {
-  const o: Record<string, unknown> = {
+/** A copy of the envelope's fields in line order (digest last, when carried), nothing else. */
+export function envelopeFields(e: LedgerEvent): LedgerEvent {
+  const o: LedgerEvent = {
     seq: e.seq,
     run_id: e.run_id,
     kind: e.kind,
@@ -40,5 +40,10 @@ export function toJsonLine(e: LedgerEvent): string {
     hash: e.hash,
   };
   if (e.digest !== undefined) o.digest = e.digest;
-  return JSON.stringify(o);
+  return o;
+}
+
+/** The JSONL line of an event: key order fixed so mirrors are byte-stable. */
+export function toJsonLine(e: LedgerEvent): string {
+  return JSON.stringify(envelopeFields(e));
 }
