@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ProofloopError } from '../../shared/result';
 import { createCliContext, EXIT } from './context';
 import { registerBundleCommands } from './commands/bundle';
@@ -49,6 +49,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     await program.parseAsync([...argv], { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (e) {
+    // Commander prints its own parse errors before it throws; an InvalidArgumentError thrown by an
+    // action (an argument that parsed but does not hold up) reaches here unprinted.
+    if (e instanceof InvalidArgumentError) {
+      process.stderr.write(`proofloop: ${e.message}\n`);
+      return EXIT.usage;
+    }
     if (e instanceof CommanderError) {
       return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }

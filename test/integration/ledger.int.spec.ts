@@ -166,6 +166,19 @@ describe('ledger on a real SQLite file', () => {
     expect(named).toEqual(targets);
   });
 
+  it('append from the CLI says why a payload is refused, and commits nothing', async () => {
+    const dir = folder();
+    const notJson = await cli(['--folder', dir, 'append', 'r', 'model_responded', '{"content":"hi"']);
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toMatch(/^proofloop: payload-json is not JSON/);
+    const badField = await cli(['--folder', dir, 'append', 'r', 'tool_returned', '{"call_id":"c1"}']);
+    expect(badField.code).toBe(2);
+    expect(badField.stderr).toMatch(/payload of tool_returned: status/);
+    const ok = await cli(['--folder', dir, '--json', 'append', 'r', 'model_responded', '{"content":"hi"}']);
+    expect(ok.code).toBe(0);
+    expect((JSON.parse(ok.stdout) as { seq: number }).seq).toBe(1);
+  });
+
   it('writes a JSONL mirror after each commit and repairs a lagging or torn one from the database', () => {
     const dir = folder();
     const ledger = Ledger.open(dir);
