@@ -85,7 +85,7 @@ const isHash = (x: unknown): boolean => typeof x === 'string' && (x === lastHash
  * A conservative copy of EnvelopeSchema: when it says yes, the schema says yes too. When it says
  * no, the schema is asked (for its message, and in case this check was stricter).
  */
-function envelopeLooksValid(o: Obj): boolean {
+function envelopeLooksValid(o: Obj, hashLinkedLater: boolean): boolean {
   const runId = o.run_id;
   const at = o.at;
   const kind = o.kind;
@@ -101,14 +101,19 @@ function envelopeLooksValid(o: Obj): boolean {
     at.length >= 1 &&
     isObj(o.payload) &&
     isHash(o.prev) &&
-    isHash(o.hash) &&
+    (hashLinkedLater ? typeof o.hash === 'string' && o.hash.length === 64 : isHash(o.hash)) &&
     (o.digest === undefined || (typeof o.digest === 'string' && HASH_RE.test(o.digest)))
   );
 }
 
-/** null when the envelope and (known kind) payload are valid, else the message. */
-function check(o: Obj): string | null {
-  if (envelopeLooksValid(o)) {
+/**
+ * null when the envelope and (known kind) payload are valid, else the message. With
+ * `hashLinkedLater` the 64-hex check of `hash` is left to the caller: a hash equal to the SHA-256
+ * the caller computes for the link is hex by construction, so only one that does not link needs
+ * the regex (~0.3 µs a line saved; see parseLine).
+ */
+function check(o: Obj, hashLinkedLater = false): string | null {
+  if (envelopeLooksValid(o, hashLinkedLater)) {
     const p = checkPayload(o.kind as string, o.v as number, o.payload as Obj);
     return p.ok ? null : p.message;
   }
@@ -231,7 +236,7 @@ export function parseLine(text: string): Parsed {
   if (!isObj(raw)) return bad('invalid_event', 'a line must be a JSON object');
   const fmt = detectFormat(raw);
   if (fmt === 'proofloop') {
-    const msg = check(raw);
+    const msg = check(raw, true);
     if (msg !== null) return bad('invalid_event', msg, raw);
     const seq = raw.seq as number;
     const runId = raw.run_id as string;
@@ -244,6 +249,11 @@ export function parseLine(text: string): Parsed {
     const digest = carried ?? digestEventCanonical(seq, runId, kind, v, at, canonical);
     const prev = raw.prev as string;
     const hash = raw.hash as string;
+    const hashOk = link(prev, digest) === hash;
+    if (!hashOk && !HASH_RE.test(hash)) {
+      const r = checkEvent(raw);
+      return bad('invalid_event', r.ok ? 'hash must be 64 hex digits' : r.message, raw);
+    }
     lastHash = hash;
     const r = redact(orig, canonical);
     return {
@@ -261,7 +271,7 @@ export function parseLine(text: string): Parsed {
       redacted: r.redacted || carried !== undefined,
       prev,
       hash,
-      hashOk: link(prev, digest) === hash,
+      hashOk,
     };
   }
   if (fmt === 'seed000') {

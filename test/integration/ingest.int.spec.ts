@@ -281,6 +281,29 @@ describe('chained ProofLoop files', () => {
     expect(verifyEvents('gen-1', l.iterate('gen-1')).ok).toBe(true);
   });
 
+  it('a hash or prev that is not 64 hex digits is an invalid event, one that is but does not link is a broken chain', async () => {
+    const folder = tmp();
+    const file = join(folder, 'agent', 'events.jsonl');
+    generateFile(file, 6, 'hexes');
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const edit = (i: number, f: (o: Record<string, unknown>) => void) => {
+      const o = JSON.parse(lines[i]!) as Record<string, unknown>;
+      f(o);
+      lines[i] = JSON.stringify(o);
+    };
+    edit(1, (o) => (o.hash = 'Z'.repeat(64))); // 64 characters, not hex
+    edit(3, (o) => (o.prev = (o.prev as string).toUpperCase().replace(/[0-9]/g, 'A'))); // not lowercase hex
+    edit(4, (o) => (o.hash = 'a'.repeat(64))); // hex, does not link
+    writeFileSync(file, lines.join('\n') + '\n');
+    const l = open(folder);
+    await ingestFolder(l);
+    const found = l.findings('hexes').map((f) => [f.code, f.line, f.seq, f.message]);
+    expect(found).toContainEqual(['invalid_event', 2, 2, expect.stringMatching(/hash/)]);
+    expect(found).toContainEqual(['invalid_event', 4, 4, expect.stringMatching(/prev/)]);
+    expect(found.filter(([code, line]) => code === 'chain_broken' && line === 5).length).toBeGreaterThan(0);
+    expect(found.some(([code, line]) => code === 'invalid_event' && line === 5)).toBe(false);
+  });
+
   it('two processes importing one folder at once import each event once', async () => {
     const folder = tmp();
     generateFile(join(folder, 'a', 'events.jsonl'), 40_000, 'conc-a');
