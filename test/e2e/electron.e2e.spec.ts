@@ -20,10 +20,15 @@ const bin = electronBinary();
 const hasElectronBinary = bin.path !== null;
 const mainFile = path.join(repoRoot, 'dist/electron/main.js');
 
+/** Skips the test when `ok` is false, printing why (the list reporter shows only that it skipped). */
+function skipUnless(ok: boolean, why: string): void {
+  if (!ok) console.log(`skipping the Electron e2e: ${why}`);
+  test.skip(!ok, why);
+}
+
 test('desktop app: open a folder, select a run, step through it', async () => {
-  if (!hasElectronBinary) console.log(`skipping the Electron e2e: Electron binary not installed: ${bin.why}`);
-  test.skip(!hasElectronBinary, `Electron binary not installed: ${bin.why}`);
-  test.skip(!existsSync(mainFile), `${mainFile} is not built: run \`npm run build\``);
+  skipUnless(hasElectronBinary, `Electron binary not installed: ${bin.why}`);
+  skipUnless(existsSync(mainFile), `${mainFile} is not built: run \`npm run build\``);
   const folder = mkdtempSync(path.join(os.tmpdir(), 'proofloop-electron-'));
   const userData = mkdtempSync(path.join(os.tmpdir(), 'proofloop-electron-user-'));
   const app = await electron.launch({
