@@ -81,6 +81,7 @@ interface Prepared {
   payload: Record<string, unknown>;
   json: string;
 }
+
 const ROWS_PER_INSERT = 16;
 const insertManyCache = new WeakMap<Db, Statement>();
 
