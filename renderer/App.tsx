@@ -6,8 +6,8 @@ import { JobBar } from './features/tasks/JobBar';
 import { TaskPanel } from './features/tasks/TaskPanel';
 import { ErrorBox } from './ui/ErrorBox';
 import { FolderPicker } from './features/runs/FolderPicker';
-import { ExportDialog } from './features/bundle/ExportDialog';
-import { ExportResumePill, OpenBundleDialog } from './features/bundle/OpenBundleDialog';
+import { ExportDialog, ExportResumePill } from './features/bundle/ExportDialog';
+import { OpenBundleDialog } from './features/bundle/OpenBundleDialog';
 
 function Home() {
   const runs = useApp((s) => s.runs);

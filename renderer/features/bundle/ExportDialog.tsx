@@ -2,8 +2,8 @@ import { useEffect, useMemo, useState } from 'react';
 import { useApp } from '../../store';
 import { previewKey, type BundlePreview, type BundleProfile } from '../../store/bundleSlice';
 import { ErrorBox } from '../../ui/ErrorBox';
+import { Modal } from '../../ui/Modal';
 import { formatBytes } from './bundleMeta';
-import { useEscape } from './OpenBundleDialog';
 import { Findings, VerdictLines, verdictSummary } from './VerdictView';
 
 const SEQ_LINKS = 120;
@@ -217,7 +217,6 @@ export function ExportDialog() {
   const showSeq = useApp((s) => s.showSeqFromExport);
   const folder = useApp((s) => s.folder?.folder ?? '');
   const key = draft ? previewKey(draft) : '';
-  useEscape(discard);
 
   useEffect(() => {
     if (!key || useApp.getState().exportPreview.key === key) return;
@@ -232,124 +231,137 @@ export function ExportDialog() {
     draft.runIds.length > 0 && draft.out.trim().length > 0 && previewReady && !result.busy && !result.value;
 
   return (
-    <div className="modal-backdrop">
-      <div
-        className="modal export-dialog"
-        role="dialog"
-        aria-label="Export bundle"
-        data-testid="export-dialog"
-        onClick={(e) => e.stopPropagation()}
+    <Modal
+      title="Export audit bundle"
+      label="Export bundle"
+      testId="export-dialog"
+      className="export-dialog"
+      onClose={discard}
+      closeOnBackdrop={false}
+    >
+      <form
+        className="task-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (canExport) void runExport();
+        }}
       >
-        <div className="popover-title">
-          Export audit bundle
-          <button type="button" className="btn ghost small" onClick={discard} aria-label="Close">
-            ✕
-          </button>
-        </div>
-        <form
-          className="task-form"
-          onSubmit={(e) => {
-            e.preventDefault();
-            if (canExport) void runExport();
-          }}
-        >
-          <div className="export-grid">
-            <div>
-              <div className="section-title">Runs ({draft.runIds.length} chosen)</div>
-              <RunPicker chosen={draft.runIds} onChange={(runIds) => update({ runIds })} />
-            </div>
-            <div>
-              <div className="section-title">Profile</div>
-              {PROFILES.map((p) => (
-                <label key={p.id} className="radio">
-                  <span>
-                    <input
-                      type="radio"
-                      name="profile"
-                      value={p.id}
-                      checked={draft.profile === p.id}
-                      data-testid={`profile-${p.id}`}
-                      onChange={() => update({ profile: p.id })}
-                    />{' '}
-                    <b>{p.label}</b>
-                    {p.id === 'share' && <span className="dim"> (default)</span>}
-                  </span>
-                  <span className="dim hint">{p.hint}</span>
-                </label>
-              ))}
-              <label className="radio">
+        <div className="export-grid">
+          <div>
+            <div className="section-title">Runs ({draft.runIds.length} chosen)</div>
+            <RunPicker chosen={draft.runIds} onChange={(runIds) => update({ runIds })} />
+          </div>
+          <div>
+            <div className="section-title">Profile</div>
+            {PROFILES.map((p) => (
+              <label key={p.id} className="radio">
                 <span>
                   <input
-                    type="checkbox"
-                    checked={draft.sign}
-                    data-testid="export-sign"
-                    onChange={(e) => update({ sign: e.target.checked })}
+                    type="radio"
+                    name="profile"
+                    value={p.id}
+                    checked={draft.profile === p.id}
+                    data-testid={`profile-${p.id}`}
+                    onChange={() => update({ profile: p.id })}
                   />{' '}
-                  <b>Sign</b> with my key
+                  <b>{p.label}</b>
+                  {p.id === 'share' && <span className="dim"> (default)</span>}
                 </span>
-                <span className="dim hint">
-                  seals event counts and heads, so a reviewer can prove nothing was cut off
-                </span>
+                <span className="dim hint">{p.hint}</span>
               </label>
-              <label>
-                File (inside the open folder)
-                <input
-                  className="input mono"
-                  value={draft.out}
-                  onChange={(e) => update({ out: e.target.value, force: false })}
-                  data-testid="export-out"
-                  spellCheck={false}
-                  placeholder="name.bundle.zip"
-                />
-                <span className="dim hint mono" title={folder}>
-                  in {folder}
-                </span>
-              </label>
-            </div>
-          </div>
-          {draft.runIds.length === 0 && <p className="dim">Choose at least one run.</p>}
-          {preview.key === key && preview.busy && !preview.value && (
-            <div className="loading">Checking what would be redacted…</div>
-          )}
-          {preview.key === key && preview.error && (
-            <ErrorBox
-              error={preview.error}
-              what="Previewing the redaction"
-              onRetry={() => void loadPreview()}
-            />
-          )}
-          {preview.value && draft.runIds.length > 0 && (
-            <div className={preview.key === key && !preview.busy ? '' : 'stale'}>
-              <Preview preview={preview.value} onSeq={showSeq} />
-            </div>
-          )}
-          {result.error && <ErrorBox error={result.error} what="Writing the bundle" />}
-          {(exists || draft.force) && (
+            ))}
             <label className="radio">
               <span>
                 <input
                   type="checkbox"
-                  checked={draft.force}
-                  data-testid="export-force"
-                  onChange={(e) => update({ force: e.target.checked })}
+                  checked={draft.sign}
+                  data-testid="export-sign"
+                  onChange={(e) => update({ sign: e.target.checked })}
                 />{' '}
-                Replace the existing file
+                <b>Sign</b> with my key
+              </span>
+              <span className="dim hint">
+                seals event counts and heads, so a reviewer can prove nothing was cut off
               </span>
             </label>
-          )}
-          {!result.value && (
-            <div className="row-gap">
-              <button type="submit" className="btn primary" disabled={!canExport} data-testid="export-submit">
-                {result.busy ? 'Writing…' : 'Export'}
-              </button>
-              <button type="button" className="btn" onClick={discard}>
-                Cancel
-              </button>
-            </div>
-          )}
-        </form>
-        <Result />
-      </div>
+            <label>
+              File (inside the open folder)
+              <input
+                className="input mono"
+                value={draft.out}
+                onChange={(e) => update({ out: e.target.value, force: false })}
+                data-testid="export-out"
+                spellCheck={false}
+                placeholder="name.bundle.zip"
+              />
+              <span className="dim hint mono" title={folder}>
+                in {folder}
+              </span>
+            </label>
+          </div>
+        </div>
+        {draft.runIds.length === 0 && <p className="dim">Choose at least one run.</p>}
+        {preview.key === key && preview.busy && !preview.value && (
+          <div className="loading">Checking what would be redacted…</div>
+        )}
+        {preview.key === key && preview.error && (
+          <ErrorBox
+            error={preview.error}
+            what="Previewing the redaction"
+            onRetry={() => void loadPreview()}
+          />
+        )}
+        {preview.value && draft.runIds.length > 0 && (
+          <div className={preview.key === key && !preview.busy ? '' : 'stale'}>
+            <Preview preview={preview.value} onSeq={showSeq} />
+          </div>
+        )}
+        {result.error && <ErrorBox error={result.error} what="Writing the bundle" />}
+        {(exists || draft.force) && (
+          <label className="radio">
+            <span>
+              <input
+                type="checkbox"
+                checked={draft.force}
+                data-testid="export-force"
+                onChange={(e) => update({ force: e.target.checked })}
+              />{' '}
+              Replace the existing file
+            </span>
+          </label>
+        )}
+        {!result.value && (
+          <div className="row-gap">
+            <button type="submit" className="btn primary" disabled={!canExport} data-testid="export-submit">
+              {result.busy ? 'Writing…' : 'Export'}
+            </button>
+            <button type="button" className="btn" onClick={discard}>
+              Cancel
+            </button>
+          </div>
+        )}
+      </form>
+      <Result />
+    </Modal>
+  );
+}
+
+/** While the export dialog is put aside to look at a seq: the way back to it. */
+export function ExportResumePill() {
+  const draft = useApp((s) => s.exportDraft);
+  const aside = useApp((s) => s.exportAside);
+  const overlay = useApp((s) => s.overlay);
+  const resume = useApp((s) => s.resumeExport);
+  const discard = useApp((s) => s.discardExport);
+  if (!draft || !aside || overlay === 'export-bundle') return null;
+  return (
+    <div className="resume-pill" data-testid="export-resume">
+      <button type="button" className="btn small primary" onClick={resume}>
+        ◂ Back to export ({draft.runIds.length} run{draft.runIds.length === 1 ? '' : 's'})
+      </button>
+      <button type="button" className="btn small ghost" onClick={discard} aria-label="Discard export">
+        ✕
+      </button>
     </div>
   );
 }
