@@ -48,6 +48,16 @@ export interface TimelineSlice {
   reloadFindings(): Promise<void>;
 }
 
+/** The selected run's data, empty: where a run starts when it is shown, and what going home leaves. */
+const NO_RUN_DATA = {
+  filter: null,
+  markers: [],
+  markersCapped: false,
+  findings: [],
+  findingsError: null,
+  timelineError: null,
+} satisfies Partial<TimelineSlice>;
+
 const MARKER_LIMIT = 5000;
 const FILTER_LIMIT = 20_000;
 
@@ -89,24 +99,9 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
     head: 0,
     seq: 0,
     follow: false,
-    filter: null,
-    markers: [],
-    markersCapped: false,
-    findings: [],
-    findingsError: null,
-    timelineError: null,
+    ...NO_RUN_DATA,
 
-    goHome: () =>
-      set({
-        view: 'home',
-        runId: null,
-        seq: 0,
-        viewSeq: 0,
-        head: 0,
-        markers: [],
-        findings: [],
-        filter: null,
-      }),
+    goHome: () => set({ view: 'home', runId: null, seq: 0, viewSeq: 0, head: 0, ...NO_RUN_DATA }),
 
     selectRun(runId, seq) {
       const token = ++selectToken;
@@ -122,12 +117,7 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
         seq: first,
         viewSeq: first,
         follow: known?.status === 'running' && seq == null,
-        filter: null,
-        markers: [],
-        markersCapped: false,
-        findings: [],
-        findingsError: null,
-        timelineError: null,
+        ...NO_RUN_DATA,
         diffRow: null,
       });
       get().requestState();
