@@ -65,6 +65,11 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
   setRunsSort: (runsSort) => set({ runsSort }),
 });
 
+/** The listed summary of a run (undefined while the list is loading, or for a run made a moment ago). */
+export function runSummaryOf(s: Pick<AppState, 'runs'>, runId: string | null): RunSummary | undefined {
+  return runId === null ? undefined : s.runs?.find((r) => r.run_id === runId);
+}
+
 export function durationMs(r: RunSummary): number | null {
   if (!r.first_at || !r.last_at) return null;
   const d = Date.parse(r.last_at) - Date.parse(r.first_at);

@@ -4,6 +4,7 @@ import type { Finding } from '../api/types';
 import { eventCache } from '../features/timeline/eventCache';
 import { NOTABLE_KINDS } from '../ui/kinds';
 import type { AppState } from './index';
+import { runSummaryOf } from './runsSlice';
 
 export interface Marker {
   seq: number;
@@ -105,7 +106,7 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
 
     selectRun(runId, seq) {
       const token = ++selectToken;
-      const known = get().runs?.find((r) => r.run_id === runId);
+      const known = runSummaryOf(get(), runId);
       const head = known?.head_seq ?? 0;
       const wanted = seq ?? (head > 0 ? 1 : 0);
       eventCache(runId, head);
@@ -140,11 +141,11 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
     },
 
     syncSelectedRun() {
-      const { runId, runs } = get();
-      if (!runId || !runs) return;
-      const r = runs.find((x) => x.run_id === runId);
-      if (r && r.head_seq > get().head) get().onAppended(runId, get().head + 1, r.head_seq);
-      if (r && r.findings !== get().findings.length) void get().reloadFindings();
+      const { runId } = get();
+      const r = runSummaryOf(get(), runId);
+      if (!runId || !r) return;
+      if (r.head_seq > get().head) get().onAppended(runId, get().head + 1, r.head_seq);
+      if (r.findings !== get().findings.length) void get().reloadFindings();
     },
 
     setSeq(seq, opts) {

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useApp } from '../../store';
+import { runSummaryOf } from '../../store/runsSlice';
 import { ErrorBox } from '../../ui/ErrorBox';
 import { Timeline } from '../timeline/Timeline';
 import { Scrubber } from '../timeline/Scrubber';
@@ -75,7 +76,7 @@ function CompareControl({ runId }: { runId: string }) {
 
 function RunHeader() {
   const runId = useApp((s) => s.runId)!;
-  const run = useApp((s) => s.runs?.find((r) => r.run_id === s.runId));
+  const run = useApp((s) => runSummaryOf(s, s.runId));
   const rerun = useApp((s) => s.rerun);
   const busy = useApp((s) => s.actionBusy);
   const actionError = useApp((s) => s.actionError);

@@ -1,6 +1,7 @@
 import { useLayoutEffect, useMemo, useRef } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useApp } from '../../store';
+import { runSummaryOf } from '../../store/runsSlice';
 import { lowerBound } from '../../store/timelineSlice';
 import { ErrorBox } from '../../ui/ErrorBox';
 import { eventCache } from './eventCache';
@@ -13,7 +14,7 @@ export function Timeline() {
   const runId = useApp((s) => s.runId)!;
   const head = useApp((s) => s.head);
   const filter = useApp((s) => s.filter);
-  const firstAt = useApp((s) => s.runs?.find((r) => r.run_id === s.runId)?.first_at ?? null);
+  const firstAt = useApp((s) => runSummaryOf(s, s.runId)?.first_at ?? null);
   const timelineError = useApp((s) => s.timelineError);
   const setFollow = useApp((s) => s.setFollow);
   const cache = useMemo(() => eventCache(runId, head), [runId, head]);
