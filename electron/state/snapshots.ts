@@ -59,7 +59,6 @@ interface Stmts {
   key: (runId: string) => number | undefined;
   head: Statement<unknown[]>;
   range: Statement<unknown[]>;
-  rangeLight: Statement<unknown[]>;
   one: Statement<unknown[]>;
   nearest: Statement<unknown[]>;
   insert: Statement<unknown[]>;
@@ -72,22 +71,16 @@ function stmts(db: Db): Stmts {
   let s = cache.get(db);
   if (!s) {
     // Read only the columns evolve needs, not the chain columns.
-    const col = 'run_no';
     const runNo = db.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck();
     s = {
       key: (runId) => runNo.get(runId) as number | undefined,
       head: db.prepare('SELECT head_seq FROM runs WHERE run_id = ?'),
       range: db
         .prepare(
-          `SELECT seq, kind, v, at, payload FROM events WHERE ${col} = ? AND seq >= ? AND seq <= ? ORDER BY seq`,
+          'SELECT seq, kind, v, at, payload FROM events WHERE run_no = ? AND seq >= ? AND seq <= ? ORDER BY seq',
         )
         .raw(true),
-      rangeLight: db
-        .prepare(
-          `SELECT seq, kind, v, payload FROM events WHERE ${col} = ? AND seq >= ? AND seq <= ? ORDER BY seq`,
-        )
-        .raw(true),
-      one: db.prepare(`SELECT seq, kind, v, at, payload FROM events WHERE ${col} = ? AND seq = ?`),
+      one: db.prepare('SELECT seq, kind, v, at, payload FROM events WHERE run_no = ? AND seq = ?').raw(true),
       nearest: db.prepare(
         `SELECT seq, state FROM snapshots WHERE run_id = ? AND version = ? AND seq <= ?
          ORDER BY seq DESC LIMIT 1`,
@@ -98,42 +91,6 @@ function stmts(db: Db): Stmts {
     cache.set(db, s);
   }
   return s;
-}
-
-interface EventRow {
-  seq: number;
-  kind: string;
-  v: number;
-  at: string;
-  payload: string;
-}
-
-function toFold(r: EventRow, runId: string): FoldEvent {
-  return {
-    seq: r.seq,
-    run_id: runId,
-    kind: r.kind,
-    v: r.v,
-    at: r.at,
-    payload: JSON.parse(r.payload) as Record<string, unknown>,
-  };
-}
-
-/** Events from..to of a run, read in chunks so a long fold holds no statement open while writing. */
-export function* foldEventsOf(
-  ledger: Ledger,
-  runId: string,
-  from: number,
-  to: number,
-  chunk = 10_000,
-): Generator<FoldEvent> {
-  const st = stmts(ledger.db);
-  const key = st.key(runId);
-  if (key === undefined) return;
-  for (let lo = from; lo <= to; lo += chunk) {
-    const rows = st.range.all(key, lo, Math.min(to, lo + chunk - 1)) as RawRow[];
-    for (const r of rows) yield rawToFold(r, runId);
-  }
 }
 
 type RawRow = [seq: number, kind: string, v: number, at: string, payload: string];
@@ -320,10 +277,10 @@ export function changesAt(
   const before = stateAt(ledger, runId, seq - 1, opts).state;
   const st = stmts(ledger.db);
   const key = st.key(runId);
-  const row = key === undefined ? undefined : (st.one.get(key, seq) as EventRow | undefined);
+  const row = key === undefined ? undefined : (st.one.get(key, seq) as RawRow | undefined);
   if (!row) throw new ProofloopError('not_found', `run ${runId} has no seq ${seq}`);
-  const after = evolve(before, toFold(row, runId));
-  return { seq, kind: row.kind, changes: stateChanges(before, after) };
+  const event = rawToFold(row, runId);
+  return { seq, kind: event.kind, changes: stateChanges(before, evolve(before, event)) };
 }
 
 /**
