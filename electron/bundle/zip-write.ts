@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, writeSync, writevSync } from 'node:fs';
 import { constants, crc32, deflateRaw, deflateRawSync } from 'node:zlib';
 import { ProofloopError } from '../../shared/result';
+import { sha256Bytes } from '../crypto';
 
 /*
  * A small zip writer for the exporter. Why not yazl (still used by the tests to write tampered
@@ -82,7 +83,7 @@ export function smallEntry(name: string, raw: Buffer): ZipEntry {
     data: [deflateRawSync(raw, { level: 6 })],
     crc: crc32(raw),
     size: raw.length,
-    sha256: createHash('sha256').update(raw).digest('hex'),
+    sha256: sha256Bytes(raw),
   };
 }
 
@@ -95,6 +96,27 @@ function dosDateTime(d: Date): { date: number; time: number } {
 }
 
 const MAX32 = 0xffffffff;
+
+/**
+ * The fields a local header (from byte 4) and a central directory header (from byte 6, after
+ * "version made by") share, in the same order: version needed 2.0 (deflate), UTF-8 names, deflate,
+ * time, date, CRC-32, compressed and uncompressed size, name length.
+ */
+function writeHeaderFields(
+  b: Buffer,
+  at: number,
+  f: { time: number; date: number; crc: number; csize: number; size: number; nameLength: number },
+): void {
+  b.writeUInt16LE(20, at);
+  b.writeUInt16LE(0x0800, at + 2);
+  b.writeUInt16LE(8, at + 4);
+  b.writeUInt16LE(f.time, at + 6);
+  b.writeUInt16LE(f.date, at + 8);
+  b.writeUInt32LE(f.crc >>> 0, at + 10);
+  b.writeUInt32LE(f.csize, at + 14);
+  b.writeUInt32LE(f.size, at + 18);
+  b.writeUInt16LE(f.nameLength, at + 22);
+}
 
 /**
  * Writes the entries as a zip (deflate, UTF-8 names, Unix mode 0644) to a new file (`wx`) and makes
@@ -111,30 +133,15 @@ export function writeZipFile(file: string, entries: readonly ZipEntry[], mtime: 
     if (e.size > MAX32 || csize > MAX32 || offset + 30 + name.length + csize > MAX32) {
       throw new ProofloopError('invalid_input', 'the bundle would be larger than 4 GiB: export fewer runs');
     }
+    const fields = { time, date, crc: e.crc, csize, size: e.size, nameLength: name.length };
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4); // version needed: 2.0 (deflate)
-    local.writeUInt16LE(0x0800, 6); // UTF-8 names
-    local.writeUInt16LE(8, 8); // deflate
-    local.writeUInt16LE(time, 10);
-    local.writeUInt16LE(date, 12);
-    local.writeUInt32LE(e.crc >>> 0, 14);
-    local.writeUInt32LE(csize, 18);
-    local.writeUInt32LE(e.size, 22);
-    local.writeUInt16LE(name.length, 26);
+    writeHeaderFields(local, 4, fields);
     out.push(local, name, ...e.data);
     const c = Buffer.alloc(46);
     c.writeUInt32LE(0x02014b50, 0);
     c.writeUInt16LE((3 << 8) | 20, 4); // made by: Unix, 2.0
-    c.writeUInt16LE(20, 6);
-    c.writeUInt16LE(0x0800, 8);
-    c.writeUInt16LE(8, 10);
-    c.writeUInt16LE(time, 12);
-    c.writeUInt16LE(date, 14);
-    c.writeUInt32LE(e.crc >>> 0, 16);
-    c.writeUInt32LE(csize, 20);
-    c.writeUInt32LE(e.size, 24);
-    c.writeUInt16LE(name.length, 28);
+    writeHeaderFields(c, 6, fields);
     c.writeUInt32LE((0o100644 << 16) >>> 0, 38);
     c.writeUInt32LE(offset, 42);
     central.push(c, name);
