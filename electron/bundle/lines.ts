@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { LedgerEvent } from '../../shared/protocol';
 import { hash } from 'node:crypto';
-import { digestParts } from '../../shared/protocol/chain';
+import { chainLink, digestParts, HASH_RE } from '../../shared/protocol/chain';
 
 /** Bits of LineBatch.flags. */
 export const LINK_OK = 1; // hash = sha256(prev + digest) holds for the line
@@ -31,7 +31,8 @@ export interface LineBatch {
   digests?: string[];
 }
 
-const HEX = /^[0-9a-f]{64}$/;
+// KIND_RE's copy and electron/crypto's sha256Hex, imported from neither: both modules load zod
+// (shared/protocol's schemas), which the verify worker does not need to start.
 const KIND = /^[a-z][a-z0-9_]{0,63}$/;
 /** One-shot crypto.hash (Node ≥ 20.12) measured 3x faster than createHash() for event-sized input. */
 const sha = (s: string): string => hash('sha256', s, 'hex');
@@ -88,11 +89,11 @@ export function analyzeLines(text: string, runId: string, keep: boolean): LineBa
     else if (typeof o.at !== 'string') why = 'at is not a string';
     else if (o.payload === null || typeof o.payload !== 'object' || Array.isArray(o.payload))
       why = 'payload is not an object';
-    else if (typeof o.prev !== 'string' || (o.prev !== out.lastHash && !HEX.test(o.prev)))
+    else if (typeof o.prev !== 'string' || (o.prev !== out.lastHash && !HASH_RE.test(o.prev)))
       why = 'prev is not 64 hex digits';
     else if (typeof o.hash !== 'string' || o.hash.length !== 64) why = 'hash is not 64 hex digits';
-    else if (o.digest !== undefined && (typeof o.digest !== 'string' || !HEX.test(o.digest)))
-      why = HEX.test(o.hash) ? 'digest is not 64 hex digits' : 'hash is not 64 hex digits';
+    else if (o.digest !== undefined && (typeof o.digest !== 'string' || !HASH_RE.test(o.digest)))
+      why = HASH_RE.test(o.hash) ? 'digest is not 64 hex digits' : 'hash is not 64 hex digits';
     let digest = '';
     let linked = false;
     if (why === null) {
@@ -108,8 +109,8 @@ export function analyzeLines(text: string, runId: string, keep: boolean): LineBa
               o.payload,
               sha,
             );
-      linked = sha((o.prev as string) + digest) === o.hash;
-      if (!linked && !HEX.test(o.hash as string)) why = 'hash is not 64 hex digits';
+      linked = chainLink(o.prev as string, digest, sha) === o.hash;
+      if (!linked && !HASH_RE.test(o.hash as string)) why = 'hash is not 64 hex digits';
     }
     if (why !== null) {
       out.problem = { index, code: 'invalid_event', message: why };
