@@ -46,7 +46,7 @@ export function marksFor(paths: readonly string[]): Marks {
 const PLACEHOLDER = /\[REDACTED:[A-Za-z0-9_.:-]{1,100}#\d+\]/g;
 
 /** A redaction, shown as what it is rather than as data: `[REDACTED:<rule>#<n>]` or a reduced text. */
-export function RedactedPill({ label, title }: { label: string; title: string }) {
+function RedactedPill({ label, title }: { label: string; title: string }) {
   return (
     <span className="j-redacted" data-testid="redacted" title={title}>
       {label}
@@ -54,16 +54,34 @@ export function RedactedPill({ label, title }: { label: string; title: string })
   );
 }
 
+/** A long text the share profile left out, as `redactedObject` reads it. */
+export interface RedactedObject {
+  rule: string;
+  length: number;
+  sha256: string | null;
+}
+
 /** `{ redacted: "<rule>", length: n, sha256?: "…" }`: a long text the share profile left out. */
-export function redactedObject(
-  value: unknown,
-): { rule: string; length: number; sha256: string | null } | null {
+export function redactedObject(value: unknown): RedactedObject | null {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return null;
   const o = value as Record<string, unknown>;
   if (typeof o.redacted !== 'string' || typeof o.length !== 'number') return null;
   for (const k of Object.keys(o)) if (k !== 'redacted' && k !== 'length' && k !== 'sha256') return null;
   if (o.sha256 !== undefined && typeof o.sha256 !== 'string') return null;
   return { rule: o.redacted, length: o.length, sha256: typeof o.sha256 === 'string' ? o.sha256 : null };
+}
+
+/** A long text the share profile left out (`redactedObject`): its rule, length and hash. */
+export function RedactedText({ red }: { red: RedactedObject }) {
+  return (
+    <>
+      <RedactedPill
+        label={`[REDACTED:${red.rule}] ${red.length.toLocaleString()} chars`}
+        title={`text left out by rule ${red.rule}: ${red.length} characters${red.sha256 ? `, sha256 ${red.sha256}` : ''}`}
+      />
+      {red.sha256 && <span className="j-redacted-hash"> sha256:{red.sha256.slice(0, 12)}…</span>}
+    </>
+  );
 }
 
 function StringValue({ value }: { value: string }) {
@@ -126,11 +144,7 @@ const Node = memo(function Node({ name, value, path, depth, openDepth, marks }: 
       <div className={cls} data-path={path}>
         {label}
         {label && <span className="j-colon">: </span>}
-        <RedactedPill
-          label={`[REDACTED:${red.rule}] ${red.length.toLocaleString()} chars`}
-          title={`text left out by rule ${red.rule}: ${red.length} characters${red.sha256 ? `, sha256 ${red.sha256}` : ''}`}
-        />
-        {red.sha256 && <span className="j-redacted-hash"> sha256:{red.sha256.slice(0, 12)}…</span>}
+        <RedactedText red={red} />
       </div>
     );
   }

@@ -1,6 +1,14 @@
 import { memo, useCallback, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { childPath, MAX_CHILDREN, RedactedPill, redactedObject, Scalar, type Marks } from './JsonTree';
+import {
+  childPath,
+  MAX_CHILDREN,
+  RedactedText,
+  redactedObject,
+  Scalar,
+  type Marks,
+  type RedactedObject,
+} from './JsonTree';
 
 /** Pixel height of one unwrapped line (font-size 12px × line-height 1.5). */
 const LINE_HEIGHT = 18;
@@ -17,7 +25,7 @@ export type Line =
       depth: number;
       name: Name;
       cls: string;
-      red: { rule: string; length: number; sha256: string | null };
+      red: RedactedObject;
     }
   | {
       t: 'head';
@@ -116,19 +124,13 @@ const LineView = memo(
             <Scalar value={line.value} />
           </div>
         );
-      case 'redacted': {
-        const { red } = line;
+      case 'redacted':
         return (
           <div ref={measure} data-index={index} className={line.cls} data-path={line.path} style={style}>
             <Label name={line.name} />
-            <RedactedPill
-              label={`[REDACTED:${red.rule}] ${red.length.toLocaleString()} chars`}
-              title={`text left out by rule ${red.rule}: ${red.length} characters${red.sha256 ? `, sha256 ${red.sha256}` : ''}`}
-            />
-            {red.sha256 && <span className="j-redacted-hash"> sha256:{red.sha256.slice(0, 12)}…</span>}
+            <RedactedText red={line.red} />
           </div>
         );
-      }
       case 'head': {
         const [o, c] = line.array ? ['[', ']'] : ['{', '}'];
         return (
