@@ -29,6 +29,9 @@ export interface InspectorSlice {
   requestState(): void;
 }
 
+/** The key of one run's state at one seq (requests in flight and asked for ahead). */
+const stateKey = (runId: string | null, seq: number) => `${runId}\u0000${seq}`;
+
 export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice> = (set, get) => {
   // One request pair in flight; while keys are held, only the newest seq is fetched next.
   let busy = false;
@@ -65,7 +68,7 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
   }
 
   function load(runId: string, seq: number, withChanges: boolean): Promise<Loaded> {
-    const key = `${runId}\u0000${seq}`;
+    const key = stateKey(runId, seq);
     const early = ahead.get(key);
     ahead.delete(key);
     // An early answer that failed is asked for again (it may have been a passing error).
@@ -75,7 +78,7 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
   }
 
   function prefetch(runId: string, seq: number, withChanges: boolean): void {
-    const key = `${runId}\u0000${seq}`;
+    const key = stateKey(runId, seq);
     if (seq < 1 || seq > get().head || ahead.has(key)) return;
     ahead.set(key, request(runId, seq, withChanges));
     while (ahead.size > 2) ahead.delete(ahead.keys().next().value!);
@@ -90,7 +93,7 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
     try {
       for (;;) {
         const { runId, seq, viewSeq: viewBefore } = get();
-        const key = `${runId}\u0000${seq}`;
+        const key = stateKey(runId, seq);
         if (!runId || seq < 1 || key === lastKey) break;
         lastKey = key;
         // Rows first: the service answers in order, and the first state of a big run can take
