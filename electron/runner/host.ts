@@ -3,16 +3,17 @@ import { cpSync, mkdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createTwoFilesPatch } from 'diff';
+import { canonicalJson } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import { sha256Hex } from '../crypto';
 import type { Ledger, RunWriter, StoredEvent } from '../ledger';
 import { boundedExcerpt, readArtifact, redactText, storeArtifact } from './artifacts';
 import { loadTask, READ_ONLY_TOOLS, type LoadedTask } from './catalog';
-import { childEntry, nodeEnv } from './children';
+import { childEntry, childEnv } from './children';
 import { PolicyEngine, type Decision } from './policy';
 import { ProcessAgent, RecordedAgent, type AgentDriver, type AgentReply } from './agents';
 import type { Action, ModelTask, Observation, Variant } from './protocol';
-import { VARIANTS } from './protocol';
+import { isVariant, VARIANTS } from './protocol';
 import { confine, executeTool } from './tools';
 import type { Verdict } from './judge-process';
 
@@ -50,10 +51,6 @@ export function newRunId(taskId: string, variant: string): string {
   return `${taskId}-${variant}-${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
-export function isVariant(v: string): v is Variant {
-  return (VARIANTS as readonly string[]).includes(v);
-}
-
 function modelTask(t: LoadedTask): ModelTask {
   return { id: t.task.id, goal: t.task.goal, judge_command: t.task.judge.command, hints: t.task.sim ?? null };
 }
@@ -64,7 +61,7 @@ export function runJudge(workspace: string, command: string, timeoutMs: number):
   return new Promise((resolve, reject) => {
     const child = spawn(exe, [...args, JSON.stringify({ workspace, command, timeout_ms: timeoutMs })], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...nodeEnv() },
+      env: childEnv(),
     });
     let out = '';
     let err = '';
@@ -551,6 +548,13 @@ export class RunHost {
     };
   }
 
+  /** A fresh workspace and run_started: the session of a run from its first step. */
+  private startSession(writer: RunWriter, loaded: LoadedTask, meta: RunMeta): Session {
+    const ws = this.prepareWorkspace(writer.runId, loaded);
+    writer.append('run_started', this.runStartedPayload(loaded, meta));
+    return new Session(writer, this.runDir(writer.runId), ws, loaded);
+  }
+
   /** Starts a run; returns its id at once and a promise of how it ended. */
   start(meta: RunMeta, recorded?: Action[]): { run_id: string; done: Promise<RunResult> } {
     if (!isVariant(meta.variant))
@@ -575,15 +579,12 @@ export class RunHost {
     meta: RunMeta,
     recorded?: Action[],
   ): Promise<RunResult> {
-    const runId = writer.runId;
     let session: Session | null = null;
     return this.guard(
       writer,
       () => session,
       async () => {
-        const ws = this.prepareWorkspace(runId, loaded);
-        writer.append('run_started', this.runStartedPayload(loaded, meta));
-        session = new Session(writer, this.runDir(runId), ws, loaded);
+        session = this.startSession(writer, loaded, meta);
         const agent = recorded
           ? new RecordedAgent(recorded)
           : new ProcessAgent(modelTask(loaded), meta.variant, meta.seed);
@@ -646,9 +647,7 @@ export class RunHost {
         );
       return { task_id: p.task_id, variant, seed: p.agent.seed ?? 0, mode: p.mode ?? 'live', of: p.of };
     }
-    const meta = this.ledger.db.prepare('SELECT meta FROM runs WHERE run_id = ?').get(runId) as
-      { meta: string } | undefined;
-    const m = JSON.parse(meta?.meta ?? '{}') as Partial<RunMeta>;
+    const m = run.meta as Partial<RunMeta>;
     if (!m.task_id || !m.variant || !isVariant(m.variant)) {
       throw new ProofloopError(
         'invalid_input',
@@ -698,18 +697,16 @@ export class RunHost {
       async () => {
         if (!r.started) {
           // Died before run_started: nothing was asked of the model yet; start over cleanly.
-          const ws = this.prepareWorkspace(runId, loaded);
-          writer.append('run_started', this.runStartedPayload(loaded, settings));
-          session = new Session(writer, this.runDir(runId), ws, loaded);
+          session = this.startSession(writer, loaded, settings);
           const agent = new ProcessAgent(modelTask(loaded), settings.variant, settings.seed);
           await session.loop(agent, agent.first([], false));
           return;
         }
-        const ws = realpathSync(path.join(this.runDir(runId), 'workspace'));
-        const s = new Session(writer, this.runDir(runId), ws, loaded, r.wallUsed);
+        const runDir = this.runDir(runId);
+        const ws = realpathSync(path.join(runDir, 'workspace'));
+        const s = new Session(writer, runDir, ws, loaded, r.wallUsed);
         session = s;
         s.restore(r);
-        const runDir = this.runDir(runId);
         // Observations of the finished steps, in order: what the model saw, rebuilt from the ledger.
         for (const step of r.steps) {
           if (step.kind === 'call') {
@@ -820,13 +817,6 @@ export function comparable(e: StoredEvent): { kind: string; payload: Record<stri
   return { kind: e.kind, payload };
 }
 
-const canon = (x: unknown) =>
-  JSON.stringify(x, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
-      : v,
-  );
-
 export function firstDivergence(
   source: readonly StoredEvent[],
   replayed: readonly StoredEvent[],
@@ -839,7 +829,7 @@ export function firstDivergence(
     const y = b[i];
     const cx = x ? comparable(x) : null;
     const cy = y ? comparable(y) : null;
-    if (canon(cx) !== canon(cy)) {
+    if (canonicalJson(cx) !== canonicalJson(cy)) {
       return {
         seq: x?.seq ?? (source.at(-1)?.seq ?? 0) + 1,
         expected: x && cx ? { seq: x.seq, ...cx } : null,
