@@ -60,7 +60,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     const msg = e instanceof ProofloopError ? e.message : ((e as Error).stack ?? String(e));
     process.stderr.write(`proofloop: ${msg}\n`);
-    return e instanceof ProofloopError && e.code === 'internal' ? EXIT.usage : EXIT.usage;
+    return EXIT.usage;
   }
 }
 

@@ -14,6 +14,10 @@ import type { SimHints } from './catalog';
 export const VARIANTS = ['careful', 'hasty', 'rogue', 'looping', 'hang', 'leaky', 'crashy'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
+export function isVariant(v: string): v is Variant {
+  return (VARIANTS as readonly string[]).includes(v);
+}
+
 export interface ModelTask {
   id: string;
   goal: string;

@@ -2,12 +2,11 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { CliContext } from '../context';
 import { EXIT } from '../context';
 import { oneLine, table } from '../format';
-import { VARIANTS } from '../../runner/protocol';
+import { isVariant, VARIANTS, type Variant } from '../../runner/protocol';
 import type { ProofloopService } from '../../service/service';
 
-const variantArg = (v: string): string => {
-  if (!(VARIANTS as readonly string[]).includes(v))
-    throw new InvalidArgumentError(`--variant must be one of ${VARIANTS.join(', ')}`);
+const variantArg = (v: string): Variant => {
+  if (!isVariant(v)) throw new InvalidArgumentError(`--variant must be one of ${VARIANTS.join(', ')}`);
   return v;
 };
 const seedArg = (v: string): number => {
@@ -105,13 +104,9 @@ export function registerRunnerCommands(program: Command, ctx: CliContext): void 
     .description('run a task with the simulated model; the host checks, executes and records every step')
     .option('--variant <variant>', `model behaviour: ${VARIANTS.join(', ')}`, variantArg, 'careful')
     .option('--seed <n>', 'seed of the model (same task, variant and seed: same proposals)', seedArg, 1)
-    .action(async (task: string, o: { variant: string; seed: number }) => {
+    .action(async (task: string, o: { variant: Variant; seed: number }) => {
       await startAndWait(ctx, (svc) =>
-        svc.invoke('run.start', {
-          task_id: task,
-          variant: o.variant as (typeof VARIANTS)[number],
-          seed: o.seed,
-        }),
+        svc.invoke('run.start', { task_id: task, variant: o.variant, seed: o.seed }),
       );
     });
 
