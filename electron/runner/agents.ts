@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { childEntry, nodeEnv } from './children';
+import { childEntry, childEnv } from './children';
 import type { Action, HostMessage, ModelMessage, ModelTask, Observation, Variant } from './protocol';
 
 export type AgentReply =
@@ -32,7 +32,7 @@ export class ProcessAgent implements AgentDriver {
     // A minimal environment: the model process sees no host secret.
     this.child = spawn(command, args, {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...nodeEnv() },
+      env: childEnv(),
     });
     this.child.stderr?.on('data', (b: Buffer) => {
       if (this.stderr.length < 65_536) this.stderr += b.toString('utf8');

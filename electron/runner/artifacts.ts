@@ -9,6 +9,7 @@ import {
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
+import { HASH_RE } from '../../shared/protocol/chain';
 import { redactCredentials } from '../../shared/redact';
 import { sha256Bytes } from '../crypto';
 
@@ -65,7 +66,7 @@ export function storeArtifact(runDir: string, content: string): ArtifactRef & { 
 
 /** An artifact's text, or null when it is missing or does not match its digest. */
 export function readArtifact(runDir: string, digest: string): string | null {
-  if (!/^[0-9a-f]{64}$/.test(digest)) return null;
+  if (!HASH_RE.test(digest)) return null;
   try {
     const data = readFileSync(path.join(artifactsDir(runDir), digest));
     return sha256Bytes(data) === digest ? data.toString('utf8') : null;

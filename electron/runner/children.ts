@@ -11,6 +11,11 @@ export function nodeEnv(): Record<string, string> {
   return process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {};
 }
 
+/** The whole environment of a child process (model, judge, tool): PATH and what `extra` adds, no host secret. */
+export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...extra, ...nodeEnv() };
+}
+
 export interface ChildCommand {
   command: string;
   args: string[];

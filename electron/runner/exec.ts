@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { nodeEnv } from './children';
+import { childEnv } from './children';
 
 export interface CommandResult {
   exit_code: number | null;
@@ -50,7 +50,7 @@ export function runCommandLine(
       cwd,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', NODE_ENV: 'test', ...nodeEnv() },
+      env: childEnv({ LANG: 'C.UTF-8', NODE_ENV: 'test' }),
     });
     const take = (b: Buffer) => {
       const room = opts.maxBytes - size;
