@@ -11,6 +11,12 @@ type PageState =
 
 export const pageOf = (seq: number): number => Math.floor((seq - 1) / PAGE_SIZE);
 
+/** The event at seq in its page: at its index when the page has no gap before it, else searched. */
+function eventIn(events: readonly StoredEvent[], seq: number): StoredEvent | undefined {
+  const ev = events[(seq - 1) % PAGE_SIZE];
+  return ev && ev.seq === seq ? ev : events.find((e) => e.seq === seq);
+}
+
 /**
  * Pages of one run's events, fetched on demand and evicted least-recently-used. Lives outside the
  * store on purpose: rows subscribe to their page, so a page arriving re-renders only its rows.
@@ -36,23 +42,19 @@ export class EventCache {
       void this.load(p);
       return undefined;
     }
-    if (page.status !== 'ok') return undefined;
-    const first = p * PAGE_SIZE + 1;
-    const ev = page.events[seq - first];
-    if (ev && ev.seq === seq) return ev;
-    return page.events.find((e) => e.seq === seq);
+    return page.status === 'ok' ? eventIn(page.events, seq) : undefined;
   }
 
+  /** The event at seq if its page is loaded; loads nothing (a row's render reads it every time). */
   peek(seq: number): StoredEvent | undefined {
     const page = this.pages.get(pageOf(seq));
-    if (page?.status !== 'ok') return undefined;
-    return page.events.find((e) => e.seq === seq);
+    return page?.status === 'ok' ? eventIn(page.events, seq) : undefined;
   }
 
   /** Whether `seq` is known to be absent: its page is loaded and holds no such event (a seq gap). */
   isMissing(seq: number): boolean {
     const page = this.pages.get(pageOf(seq));
-    return page?.status === 'ok' && seq <= this.head && !page.events.some((e) => e.seq === seq);
+    return page?.status === 'ok' && seq <= this.head && !eventIn(page.events, seq);
   }
 
   pageError(seq: number): UiError | null {
