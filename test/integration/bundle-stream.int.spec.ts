@@ -6,7 +6,7 @@ import { Ledger } from '../../electron/ledger';
 import { exportBundle, verifyBundle } from '../../electron/bundle';
 import { analyzeLines } from '../../electron/bundle/lines';
 import type { BundleVerdict } from '../../electron/bundle/format';
-import { freshDir, readZip, simpleRun, writeZip } from './bundle.helpers';
+import { freshDir, homeIn, readZip, simpleRun, writeZip } from './bundle.helpers';
 
 // verify-bundle reads a zip in one pass (streamBundle: nothing on disk, events.jsonl cut into blocks
 // of lines as it inflates and analysed in worker threads meanwhile). The extract-then-read path
@@ -15,14 +15,13 @@ import { freshDir, readZip, simpleRun, writeZip } from './bundle.helpers';
 const BIG = 'runs/001-big/events.jsonl';
 
 let dir: string;
-let prevHome: string | undefined;
+let restoreHome: () => void;
 let signed: string;
 let entries: Map<string, Buffer>;
 
 beforeAll(async () => {
   dir = freshDir();
-  prevHome = process.env.PROOFLOOP_HOME;
-  process.env.PROOFLOOP_HOME = join(dir, 'home');
+  restoreHome = homeIn(dir);
   const ledger = Ledger.open(join(dir, 'runs'));
   try {
     simpleRun(ledger, 'big', 6_000);
@@ -35,10 +34,7 @@ beforeAll(async () => {
   entries = await readZip(signed);
   expect(entries.get(BIG)!.length).toBeGreaterThan(1024 * 1024);
 });
-afterAll(() => {
-  if (prevHome === undefined) delete process.env.PROOFLOOP_HOME;
-  else process.env.PROOFLOOP_HOME = prevHome;
-});
+afterAll(() => restoreHome());
 
 let n = 0;
 /** A copy of the bundle with its entries changed by `mutate` (in the order of the map). */

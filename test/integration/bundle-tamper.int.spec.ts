@@ -6,7 +6,7 @@ import { sha256Bytes } from '../../electron/crypto';
 import { Ledger } from '../../electron/ledger';
 import { exportBundle, verifyBundle as verifyOnce } from '../../electron/bundle';
 import { main } from '../../electron/cli/main';
-import { freshDir, readZip, simpleRun, writeZip } from './bundle.helpers';
+import { freshDir, homeIn, readZip, simpleRun, writeZip } from './bundle.helpers';
 
 const EVENTS = 'runs/001-r1/events.jsonl';
 
@@ -20,15 +20,16 @@ async function verifyBundle(file: string, opts: { key?: string } = {}) {
 
 let dir: string;
 let ledger: Ledger;
+let restoreHome: () => void;
 beforeEach(() => {
   dir = freshDir();
-  process.env.PROOFLOOP_HOME = join(dir, 'home');
+  restoreHome = homeIn(dir);
   ledger = Ledger.open(join(dir, 'runs'));
   simpleRun(ledger, 'r1', 30);
 });
 afterEach(() => {
   ledger.close();
-  delete process.env.PROOFLOOP_HOME;
+  restoreHome();
 });
 
 async function bundle(sign: boolean): Promise<string> {

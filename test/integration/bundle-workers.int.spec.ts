@@ -3,23 +3,19 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../electron/ledger';
 import { exportBundle, verifyBundle } from '../../electron/bundle';
-import { freshDir, readZip, simpleRun } from './bundle.helpers';
+import { freshDir, homeIn, readZip, simpleRun } from './bundle.helpers';
 
 // The exporter's worker threads (readers, scan, fold) and its in-thread path must give the very
 // same bytes: chunks meet at 5,000 events, so 12,000 events cross two boundaries, and one event in
 // three carries an e-mail address (redacted in order, placeholders numbered across chunks).
 describe('export with worker threads', () => {
   let dir: string;
-  let prevHome: string | undefined;
+  let restoreHome: () => void;
   beforeEach(() => {
     dir = freshDir();
-    prevHome = process.env.PROOFLOOP_HOME;
-    process.env.PROOFLOOP_HOME = join(dir, 'home');
+    restoreHome = homeIn(dir);
   });
-  afterEach(() => {
-    if (prevHome === undefined) delete process.env.PROOFLOOP_HOME;
-    else process.env.PROOFLOOP_HOME = prevHome;
-  });
+  afterEach(() => restoreHome());
 
   it('writes the same bundle as the in-thread path, and it verifies', async () => {
     const ledger = Ledger.open(join(dir, 'runs'));

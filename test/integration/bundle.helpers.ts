@@ -8,6 +8,16 @@ import type { Ledger } from '../../electron/ledger';
 
 export const freshDir = (): string => mkdtempSync(join(tmpdir(), 'pl-'));
 
+/** Points PROOFLOOP_HOME (signing keys, settings) into `dir`; returns what puts the old value back. */
+export function homeIn(dir: string): () => void {
+  const prev = process.env.PROOFLOOP_HOME;
+  process.env.PROOFLOOP_HOME = join(dir, 'home');
+  return () => {
+    if (prev === undefined) delete process.env.PROOFLOOP_HOME;
+    else process.env.PROOFLOOP_HOME = prev;
+  };
+}
+
 /** Every entry of a zip, in order, read with yauzl (trusted test input). */
 export async function readZip(file: string): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
@@ -40,6 +50,27 @@ export interface RawEntry {
   declaredSize?: number;
 }
 
+/**
+ * The fields a local header (from byte 4) and a central header (from byte 6) share: version 2.0,
+ * UTF-8 names, stored, time and date 0, CRC-32, compressed and (declared) uncompressed size, name length.
+ */
+function writeHeaderFields(
+  b: Buffer,
+  at: number,
+  crc: number,
+  csize: number,
+  size: number,
+  nameLength: number,
+) {
+  b.writeUInt16LE(20, at);
+  b.writeUInt16LE(0x0800, at + 2);
+  b.writeUInt16LE(0, at + 4);
+  b.writeUInt32LE(crc, at + 10);
+  b.writeUInt32LE(csize, at + 14);
+  b.writeUInt32LE(size, at + 18);
+  b.writeUInt16LE(nameLength, at + 22);
+}
+
 /** A minimal stored (uncompressed) zip writer that writes whatever names and modes it is given. */
 export function rawZip(entries: readonly RawEntry[]): Buffer {
   const locals: Buffer[] = [];
@@ -51,24 +82,12 @@ export function rawZip(entries: readonly RawEntry[]): Buffer {
     const size = e.declaredSize ?? e.data.length;
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x0800, 6);
-    local.writeUInt16LE(0, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(e.data.length, 18);
-    local.writeUInt32LE(size, 22);
-    local.writeUInt16LE(name.length, 26);
+    writeHeaderFields(local, 4, crc, e.data.length, size, name.length);
     locals.push(local, name, e.data);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE((3 << 8) | 20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x0800, 8);
-    central.writeUInt16LE(0, 10);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(e.data.length, 20);
-    central.writeUInt32LE(size, 24);
-    central.writeUInt16LE(name.length, 28);
+    writeHeaderFields(central, 6, crc, e.data.length, size, name.length);
     central.writeUInt32LE(((e.mode ?? 0o100644) << 16) >>> 0, 38);
     central.writeUInt32LE(offset, 42);
     centrals.push(central, name);

@@ -8,7 +8,7 @@ import { exportBundle, openBundle, previewBundle, verifyBundle } from '../../ele
 import { storeArtifact } from '../../electron/runner/artifacts';
 import { ProofloopService } from '../../electron/service/service';
 import { main } from '../../electron/cli/main';
-import { freshDir, readZip, simpleRun } from './bundle.helpers';
+import { freshDir, homeIn, readZip, simpleRun } from './bundle.helpers';
 
 /** One planted value per detector kind: `secret` is what must vanish, `text` how it appears. */
 const PLANTED = [
@@ -163,14 +163,15 @@ function filesUnder(dir: string): string[] {
 
 let dir: string;
 let ledger: Ledger;
+let restoreHome: () => void;
 beforeEach(() => {
   dir = freshDir();
-  process.env.PROOFLOOP_HOME = join(dir, 'home');
+  restoreHome = homeIn(dir);
   ledger = Ledger.open(join(dir, 'runs'));
 });
 afterEach(() => {
   ledger.close();
-  delete process.env.PROOFLOOP_HOME;
+  restoreHome();
 });
 
 describe('planted credentials', () => {
