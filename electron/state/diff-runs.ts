@@ -126,6 +126,9 @@ export async function diffRunsParallel(
       { runId: left, from: 1, to: cutL },
       { runId: right, from: 1, to: cutR },
     ]);
+    // The final states while the worker finishes its part.
+    const finalL = stateAt(ledger, left, headL).state;
+    const finalR = stateAt(ledger, right, headR).state;
     const done = await rest;
     const map = keyMap(table, done);
     const [L, R] = first.map((f, i): KeyedSide => {
@@ -134,8 +137,8 @@ export async function diffRunsParallel(
       if (!part) return joinSides(table, f, prepareRanges(ledger.db, table, [later[i]!], [null])[0]!, null);
       return joinSides(table, f, { ...part, keys: done.keys }, map);
     });
-    L!.final_state = stateAt(ledger, left, headL).state;
-    R!.final_state = stateAt(ledger, right, headR).state;
+    L!.final_state = finalL;
+    R!.final_state = finalR;
     return diffRunEvents(L!, R!, opts);
   } catch {
     return diffRuns(ledger, left, right, opts);
