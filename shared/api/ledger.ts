@@ -3,6 +3,8 @@ import { EnvelopeSchema } from '../protocol';
 import { method } from './spec';
 
 export const RunId = z.string().min(1).max(200);
+/** The arguments of a method that takes one run and nothing else. */
+export const ByRun = z.object({ run_id: RunId });
 
 export const FindingSchema = z.object({
   code: z.string(),
@@ -68,7 +70,7 @@ export const ledgerMethods = {
     z.array(RunSummarySchema),
     'Every run with status, counts, head and findings.',
   ),
-  'run.get': method(z.object({ run_id: RunId }), RunSummarySchema, 'One run.'),
+  'run.get': method(ByRun, RunSummarySchema, 'One run.'),
   'events.read': method(
     z.object({
       run_id: RunId,
@@ -101,12 +103,8 @@ export const ledgerMethods = {
     StoredEventSchema,
     'Append one event to an executed run (created when new); the ledger assigns seq and chain.',
   ),
-  'run.verify': method(
-    z.object({ run_id: RunId }),
-    VerifyReportSchema,
-    'Recompute seq continuity and the chain of a run.',
-  ),
-  'run.findings': method(z.object({ run_id: RunId }), z.array(FindingSchema), 'Findings recorded for a run.'),
+  'run.verify': method(ByRun, VerifyReportSchema, 'Recompute seq continuity and the chain of a run.'),
+  'run.findings': method(ByRun, z.array(FindingSchema), 'Findings recorded for a run.'),
 } as const;
 
 export const ledgerPushes = {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { method } from './spec';
-import { RunId } from './ledger';
+import { ByRun, RunId } from './ledger';
 
 export const VariantSchema = z.enum(['careful', 'hasty', 'rogue', 'looping', 'hang', 'leaky', 'crashy']);
 
@@ -75,24 +75,16 @@ export const runnerMethods = {
     Started,
     'Start a run of a task with the simulated model; returns its run id at once, events are pushed as they append.',
   ),
-  'run.rerun': method(
-    z.object({ run_id: RunId }),
-    Started,
-    'A new run of the same task and agent settings (mode rerun).',
-  ),
+  'run.rerun': method(ByRun, Started, 'A new run of the same task and agent settings (mode rerun).'),
   'run.replay': method(
-    z.object({ run_id: RunId }),
+    ByRun,
     ReplayResultSchema,
     'Re-execute a run from its recorded proposals without the model; the first seq whose decision or result differs.',
   ),
   'run.resume': method(
-    z.object({ run_id: RunId }),
+    ByRun,
     Started,
     'Continue a run whose writer died or whose model crashed, from its ledger, to its end.',
   ),
-  'run.wait': method(
-    z.object({ run_id: RunId }),
-    RunEndSchema,
-    'Wait for a run started here to end; how it ended.',
-  ),
+  'run.wait': method(ByRun, RunEndSchema, 'Wait for a run started here to end; how it ended.'),
 } as const;
