@@ -5,7 +5,8 @@ import { verifyEvents } from '../ledger';
 import type { ServiceContext } from './context';
 import type { Handler as H } from './handler';
 
-function requireRun(ctx: ServiceContext, runId: string) {
+/** The run, or a not_found error naming the open folder. */
+export function requireRun(ctx: ServiceContext, runId: string) {
   const run = ctx.ledger().run(runId);
   if (!run) throw new ProofloopError('not_found', `no run "${runId}" in ${ctx.folder()}`);
   return run;

@@ -4,10 +4,11 @@ import { RunHost, type RunResult } from '../runner/host';
 import type { ServiceContext } from './context';
 import { readArtifact } from '../runner/artifacts';
 import { resolveInside } from '../fs/paths';
+import type { Handler as H } from './handler';
+import { requireRun } from './ledger';
 
 /** What the inspector shows of one artifact at most; the file itself stays whole. */
 const ARTIFACT_VIEW_LIMIT = 1 << 20;
-import type { Handler as H } from './handler';
 
 /**
  * Runner handlers: runs execute in the background of this process (the host), with the model and
@@ -58,8 +59,7 @@ export function runnerHandlers(ctx: ServiceContext) {
   const wait: H<'run.wait'> = async ({ run_id }) => {
     const job = jobs.get(run_id);
     if (job) return await job;
-    const run = ctx.ledger().run(run_id);
-    if (!run) throw new ProofloopError('not_found', `no run "${run_id}" in ${ctx.folder()}`);
+    const run = requireRun(ctx, run_id);
     const last = run.head_seq ? ctx.ledger().event(run_id, run.head_seq) : undefined;
     const p = (last?.payload ?? {}) as { outcome?: string; error_type?: string };
     if (last?.kind === 'run_completed') {
@@ -84,8 +84,7 @@ export function runnerHandlers(ctx: ServiceContext) {
   };
 
   const artifact: H<'artifact.read'> = ({ run_id, digest }) => {
-    const run = ctx.ledger().run(run_id);
-    if (!run) throw new ProofloopError('not_found', `no run "${run_id}" in ${ctx.folder()}`);
+    requireRun(ctx, run_id);
     const hex = digest.replace(/^sha256:/, '');
     // The path is built from checked parts and still confined: a run folder may hold a link.
     const runDir = resolveInside(ctx.folder(), run_id, 'run folder');
