@@ -7,6 +7,7 @@ import { folderRun } from './importer';
 import { Sequencer, emptyState } from './sequencer';
 import { parsedBlocks } from './source';
 import { parseLine } from './formats';
+import { ZERO_HASH } from '../../shared/protocol';
 
 /**
  * Verifies a JSONL file without storing anything: the importer's parser and sequencer in verify
@@ -18,9 +19,8 @@ import { parseLine } from './formats';
 export async function verifyFile(file: string, opts: { maxLine?: number } = {}): Promise<VerifyReport[]> {
   const abs = path.resolve(file);
   const size = (await stat(abs)).size;
-  const key = abs;
   const state = emptyState(folderRun(abs.split(path.sep).join('/')));
-  const seqr = new Sequencer(state, { file: key, resolveRunId: (src) => src, mode: 'verify' });
+  const seqr = new Sequencer(state, { file: abs, resolveRunId: (src) => src, mode: 'verify' });
   let lineNo = 0;
   for await (const b of parsedBlocks(abs, 0, { until: size, maxLine: opts.maxLine ?? DEFAULT_MAX_LINE })) {
     if (b.t === 'lines') {
@@ -63,34 +63,29 @@ export async function verifyFile(file: string, opts: { maxLine?: number } = {}):
     const id = src && reports.has(src) ? src : fallback && reports.has(fallback) ? fallback : null;
     let r = id ? reports.get(id) : reports.get('');
     if (!r) {
-      r = {
-        ok: true,
-        run_id: path.basename(path.dirname(abs)) || abs,
-        events: 0,
-        head_seq: 0,
-        head_hash: '0'.repeat(64),
-        chained: false,
-        findings: [],
-      };
+      r = noRunReport(abs);
       reports.set('', r);
     }
     r.findings.push(f as Finding);
   }
-  if (reports.size === 0) {
-    reports.set('', {
-      ok: true,
-      run_id: path.basename(path.dirname(abs)) || abs,
-      events: 0,
-      head_seq: 0,
-      head_hash: '0'.repeat(64),
-      chained: false,
-      findings: [],
-    });
-  }
+  if (reports.size === 0) reports.set('', noRunReport(abs));
   const out = [...reports.values()];
   for (const r of out) {
     r.findings.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
     r.ok = r.findings.length === 0;
   }
   return out;
+}
+
+/** The report of a file with no event of any run: named after the file's folder. */
+function noRunReport(abs: string): VerifyReport {
+  return {
+    ok: true,
+    run_id: path.basename(path.dirname(abs)) || abs,
+    events: 0,
+    head_seq: 0,
+    head_hash: ZERO_HASH,
+    chained: false,
+    findings: [],
+  };
 }
