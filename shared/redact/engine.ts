@@ -351,17 +351,7 @@ class RedactorImpl implements Redactor {
   }
 
   private apply(d: Detector, s: string): string {
-    const re = d.pattern;
-    re.lastIndex = 0;
-    let out = '';
-    let last = 0;
-    let replaced = false;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(s)) !== null) {
-      if (m[0].length === 0) {
-        re.lastIndex++;
-        continue;
-      }
+    return replaceMatches(s, d.pattern, (m) => {
       const groups = m.groups;
       const secret = groups?.secret ?? m[0];
       if (
@@ -370,15 +360,11 @@ class RedactorImpl implements Redactor {
         isProtectedValue(secret) ||
         this.allowed(secret)
       ) {
-        continue;
+        return null;
       }
       const start = m.index + (groups?.pre?.length ?? 0);
-      out += s.slice(last, start) + this.placeholder(d.id, secret);
-      last = start + secret.length;
-      replaced = true;
-    }
-    re.lastIndex = 0;
-    return replaced ? out + s.slice(last) : s;
+      return { start, length: secret.length, text: this.placeholder(d.id, secret) };
+    });
   }
 
   private applyUser(r: CompiledUserRule, s: string): string | Dropped {
@@ -393,23 +379,42 @@ class RedactorImpl implements Redactor {
       }
       return s;
     }
-    let out = '';
-    let last = 0;
-    let replaced = false;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(s)) !== null) {
-      if (m[0].length === 0) {
-        re.lastIndex++;
-        continue;
-      }
-      if (isPlaceholder(m[0]) || this.allowed(m[0])) continue;
-      out += s.slice(last, m.index) + this.placeholder(r.id, m[0]);
-      last = m.index + m[0].length;
-      replaced = true;
-    }
-    re.lastIndex = 0;
-    return replaced ? out + s.slice(last) : s;
+    return replaceMatches(s, re, (m) =>
+      isPlaceholder(m[0]) || this.allowed(m[0])
+        ? null
+        : { start: m.index, length: m[0].length, text: this.placeholder(r.id, m[0]) },
+    );
   }
+}
+
+/**
+ * `s` with the non-empty matches of the global `re` that `replacement` takes replaced: it gives
+ * the span to replace (the whole match or a part of it) and its text, or null to keep the match.
+ * `s` itself when nothing was replaced.
+ */
+function replaceMatches(
+  s: string,
+  re: RegExp,
+  replacement: (m: RegExpExecArray) => { start: number; length: number; text: string } | null,
+): string {
+  re.lastIndex = 0;
+  let out = '';
+  let last = 0;
+  let replaced = false;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(s)) !== null) {
+    if (m[0].length === 0) {
+      re.lastIndex++;
+      continue;
+    }
+    const r = replacement(m);
+    if (r === null) continue;
+    out += s.slice(last, r.start) + r.text;
+    last = r.start + r.length;
+    replaced = true;
+  }
+  re.lastIndex = 0;
+  return replaced ? out + s.slice(last) : s;
 }
 
 function containsMatch(v: unknown, re: RegExp): boolean {
