@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { BundleVerdictSchema } from '../../shared/api/bundle';
 import { HASH_RE } from '../../shared/protocol';
 
 /** The zip layout and manifest of an audit bundle (DESIGN.md, "Audit bundles"). */
@@ -82,44 +83,15 @@ export const SignatureFileSchema = z
   .strict();
 export type SignatureFile = z.infer<typeof SignatureFileSchema>;
 
-export type Integrity = 'ok' | 'failed';
-export type Completeness = 'ok' | 'failed' | 'unknown';
-export type SignatureVerdict = 'valid' | 'invalid' | 'absent' | 'wrong_key';
-
-export interface BundleFinding {
-  run_id: string | null;
-  seq: number | null;
-  /** integrity: something was altered; completeness: something is missing; signature; note: information. */
-  aspect: 'integrity' | 'completeness' | 'signature' | 'note';
-  code: string;
-  message: string;
-}
-
-export interface RunVerdict {
-  run_id: string;
-  events: number;
-  last_seq: number;
-  head_hash: string;
-  integrity: Integrity;
-  completeness: Completeness;
-}
-
-export interface BundleVerdict {
-  ok: boolean;
-  file: string;
-  integrity: Integrity;
-  completeness: Completeness;
-  signature: SignatureVerdict;
-  /** Fingerprint of the key that signed, and whether it was pinned (--key, or the user's own key). */
-  signer: { fingerprint: string; pinned: boolean } | null;
-  first_failure: { run_id: string | null; seq: number | null; reason: string } | null;
-  runs: RunVerdict[];
-  findings: BundleFinding[];
-  manifest: {
-    created_at: string;
-    app_version: string;
-    profile: RedactionProfile;
-    runs: number;
-    events: number;
-  } | null;
-}
+/**
+ * A bundle's verdict, as the API sends it (shared/api/bundle.ts has the schema). `signer`: the
+ * fingerprint of the key that signed, and whether it was pinned (--key, or the user's own key).
+ * A finding's aspect: integrity, something was altered; completeness, something is missing;
+ * signature; note, information.
+ */
+export type BundleVerdict = z.infer<typeof BundleVerdictSchema>;
+export type BundleFinding = BundleVerdict['findings'][number];
+export type RunVerdict = BundleVerdict['runs'][number];
+export type Integrity = BundleVerdict['integrity'];
+export type Completeness = BundleVerdict['completeness'];
+export type SignatureVerdict = BundleVerdict['signature'];
