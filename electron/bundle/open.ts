@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { ResultOf } from '../../shared/api/contract';
 import type { LedgerEvent } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import { sha256Bytes } from '../crypto';
@@ -15,22 +16,12 @@ export interface OpenedBundle {
   verdict: BundleVerdict;
 }
 
-/** What the UI needs for its banner, kept in `runs.meta` of each run opened from a bundle. */
+/**
+ * What the UI needs for its banner, kept in `runs.meta` of each run opened from a bundle: the shape
+ * the API's bundle.info answers with (shared/api/bundle.ts).
+ */
 export interface BundleRunMeta {
-  bundle: {
-    file: string;
-    sha256: string;
-    run_id: string;
-    renamed_from: string | null;
-    created_at: string;
-    profile: string;
-    verdict: Pick<
-      BundleVerdict,
-      'ok' | 'integrity' | 'completeness' | 'signature' | 'signer' | 'first_failure'
-    > & {
-      findings: BundleVerdict['findings'];
-    };
-  };
+  bundle: NonNullable<ResultOf<'bundle.info'>>;
 }
 
 function lastHash(c: Collected): string | undefined {
@@ -151,12 +142,5 @@ export function bundleRunInfo(ledger: Ledger, runId: string): BundleRunMeta['bun
   const run = ledger.run(runId);
   if (!run) throw new ProofloopError('not_found', `no run "${runId}" in ${ledger.folder}`);
   if (run.source !== 'bundle') return null;
-  const row = ledger.db.prepare('SELECT meta FROM runs WHERE run_id = ?').get(runId) as
-    { meta: string } | undefined;
-  try {
-    const meta = JSON.parse(row?.meta ?? '{}') as Partial<BundleRunMeta>;
-    return meta.bundle ?? null;
-  } catch {
-    return null;
-  }
+  return (run.meta as Partial<BundleRunMeta>).bundle ?? null;
 }
