@@ -2,9 +2,7 @@ import { ipcMain, type IpcMainInvokeEvent, type WebContents } from 'electron';
 import { METHOD_NAMES } from '../../shared/api/contract';
 import type { ProofloopService } from '../service/service';
 import { handleIpcCall } from './ipc-call';
-
-export const CHANNEL_PREFIX = 'proofloop:';
-export const PUSH_CHANNEL = 'proofloop:push';
+import { CHANNEL_PREFIX, PUSH_CHANNEL } from './ipc-channels';
 
 /**
  * One `ipcMain.handle` per contract method. A call is answered only for the app's own window and
