@@ -14,13 +14,11 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ProofloopService } from './service/service';
+import { CSP } from './transports/csp';
 import { forwardPushes, registerIpc } from './transports/ipc';
 import { SettingsStore } from './shell/settings';
 import { openDefaultFolder } from './shell/first-run';
 import { appRoot } from './paths';
-
-const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 const rendererIndex = path.join(appRoot(), 'dist', 'renderer', 'index.html');
 const rendererUrl = pathToFileURL(rendererIndex).href;

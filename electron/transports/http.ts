@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { isMethodName, PUSH_NAMES } from '../../shared/api/contract';
 import { isWithin } from '../fs/paths';
+import { CSP } from './csp';
 import type { ProofloopService } from '../service/service';
 
 export interface WebServer {
@@ -25,10 +26,6 @@ const TYPES: Record<string, string> = {
   '.map': 'application/json',
   '.ico': 'image/x-icon',
 };
-
-// Same policy as the Electron window: nothing from elsewhere, no inline script.
-const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
