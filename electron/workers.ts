@@ -23,3 +23,26 @@ export function startWorker(
   const file = fileURLToPath(new URL(built, callerUrl));
   return existsSync(file) ? new Worker(file, options) : null;
 }
+
+/**
+ * `n` workers on one module (see startWorker), or null when not all of them can be started (those
+ * that did are stopped), so a pool is either whole or the caller works in this thread.
+ */
+export function startWorkers(
+  n: number,
+  callerUrl: string,
+  source: string,
+  built: string,
+  options: Omit<WorkerOptions, 'eval'> = {},
+): Worker[] | null {
+  const workers: Worker[] = [];
+  for (let i = 0; i < n; i++) {
+    const w = startWorker(callerUrl, source, built, options);
+    if (!w) {
+      for (const s of workers) void s.terminate();
+      return null;
+    }
+    workers.push(w);
+  }
+  return workers;
+}

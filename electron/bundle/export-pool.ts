@@ -1,7 +1,6 @@
-import type { Worker } from 'node:worker_threads';
 import type { RedactRules, Redactor } from '../../shared/redact';
 import type { RunState } from '../../shared/state';
-import { startWorker } from '../workers';
+import { startWorkers } from '../workers';
 import { eventReader, firedRules, foldChunk, lineChunk, utf8, type LineChunk } from './export-chunks';
 import type { RedactionProfile } from './format';
 
@@ -54,18 +53,11 @@ export function workerSource(
   n: number,
   init: { dbFile: string; profile: RedactionProfile; rules: RedactRules | undefined },
 ): ChunkSource | null {
-  const workers: { w: Worker; pending: number }[] = [];
-  for (let i = 0; i < n + 1; i++) {
-    const w = startWorker(import.meta.url, './export-worker.ts', './bundle-export-worker.js', {
-      workerData: init,
-    });
-    if (!w) break;
-    workers.push({ w, pending: 0 });
-  }
-  if (workers.length < n + 1) {
-    for (const s of workers) void s.w.terminate();
-    return null;
-  }
+  const started = startWorkers(n + 1, import.meta.url, './export-worker.ts', './bundle-export-worker.js', {
+    workerData: init,
+  });
+  if (!started) return null;
+  const workers = started.map((w) => ({ w, pending: 0 }));
   const folder = workers.pop()!;
   const waiting = new Map<number, { resolve: (r: WorkerReply) => void; reject: (e: Error) => void }>();
   let failure: Error | null = null;

@@ -1,6 +1,5 @@
 import { statSync } from 'node:fs';
-import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../workers';
+import { startWorkers } from '../workers';
 import { analyzeHere, type Analyze, type LineBatch } from './lines';
 
 export interface VerifyJob {
@@ -45,16 +44,9 @@ interface Job {
  */
 export function startVerifyPool(n: number, helpAt = Infinity): VerifyPool | null {
   if (n <= 0) return null;
-  const slots: { w: Worker; jobs: Map<number, Job>; dead: boolean }[] = [];
-  for (let i = 0; i < n; i++) {
-    const w = startWorker(import.meta.url, './verify-worker.ts', './bundle-verify-worker.js');
-    if (!w) break;
-    slots.push({ w, jobs: new Map(), dead: false });
-  }
-  if (slots.length < n) {
-    for (const s of slots) void s.w.terminate();
-    return null;
-  }
+  const started = startWorkers(n, import.meta.url, './verify-worker.ts', './bundle-verify-worker.js');
+  if (!started) return null;
+  const slots = started.map((w) => ({ w, jobs: new Map<number, Job>(), dead: false }));
   let closing = false;
   const here = (job: Job) => analyzeHere(job.bytes, job.runId).then(job.resolve, job.reject);
   for (const slot of slots) {
