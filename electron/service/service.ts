@@ -8,7 +8,7 @@ import {
   type PushName,
   type PushOf,
 } from '../../shared/api/contract';
-import { ProofloopError, type Result } from '../../shared/result';
+import { err, ProofloopError, type Result } from '../../shared/result';
 import { Ledger, repairMirrors } from '../ledger';
 import { ingestFolder } from '../ingest';
 import { builtinTasksDir } from '../paths';
@@ -165,34 +165,27 @@ export class ProofloopService {
 
   /** Validates `rawArgs` against the contract, runs the handler, and never throws. */
   async call(method: string, rawArgs: unknown, origin: CallOrigin = 'local'): Promise<Result<unknown>> {
-    if (!isMethodName(method))
-      return { ok: false, error: { code: 'bad_args', message: `unknown method "${method}"` } };
+    if (!isMethodName(method)) return err('bad_args', `unknown method "${method}"`);
     const spec = contract[method];
     const parsed = spec.args.safeParse(rawArgs ?? {});
     if (!parsed.success) {
-      return {
-        ok: false,
-        error: { code: 'bad_args', message: `${method}: ${describeIssues(parsed.error)}` },
-      };
+      return err('bad_args', `${method}: ${describeIssues(parsed.error)}`);
     }
     if (origin === 'renderer' && method === 'folder.open') {
       const wanted = path.resolve((parsed.data as { folder?: string }).folder ?? '');
       if (!this.trusted.has(wanted)) {
-        return {
-          ok: false,
-          error: {
-            code: 'forbidden_path',
-            message: `folder ${wanted} was not chosen by the user: open it from the File menu or the command line`,
-          },
-        };
+        return err(
+          'forbidden_path',
+          `folder ${wanted} was not chosen by the user: open it from the File menu or the command line`,
+        );
       }
     }
     try {
       const handler = this.handlers[method] as (a: unknown) => unknown;
       return { ok: true, value: await handler(parsed.data) };
     } catch (e) {
-      if (e instanceof ProofloopError) return { ok: false, error: { code: e.code, message: e.message } };
-      return { ok: false, error: { code: 'internal', message: `${method}: ${(e as Error).message}` } };
+      if (e instanceof ProofloopError) return err(e.code, e.message);
+      return err('internal', `${method}: ${(e as Error).message}`);
     }
   }
 

@@ -4,6 +4,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { isMethodName, PUSH_NAMES } from '../../shared/api/contract';
+import { err, type ErrorCode } from '../../shared/result';
 import { isWithin } from '../fs/paths';
 import { CSP } from './csp';
 import type { ProofloopService } from '../service/service';
@@ -31,6 +32,11 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
   res.end(text);
+}
+
+/** An error answer, shaped like the service's failed Result. */
+function fail(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
+  send(res, status, err(code, message));
 }
 
 function tokenMatches(expected: string, given: string | null | undefined): boolean {
@@ -65,7 +71,7 @@ export async function startWebServer(
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((e: Error) => {
-      if (!res.headersSent) send(res, 500, { ok: false, error: { code: 'internal', message: e.message } });
+      if (!res.headersSent) fail(res, 500, 'internal', e.message);
       else res.end();
     });
   });
@@ -73,39 +79,24 @@ export async function startWebServer(
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const host = req.headers.host ?? '';
     if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) {
-      send(res, 403, {
-        ok: false,
-        error: {
-          code: 'unauthorized',
-          message: `Host "${host}" refused: web mode answers on 127.0.0.1:${port} only`,
-        },
-      });
+      fail(res, 403, 'unauthorized', `Host "${host}" refused: web mode answers on 127.0.0.1:${port} only`);
       return;
     }
     const url = new URL(req.url ?? '/', `http://${host}`);
     if (url.pathname.startsWith('/api/')) {
       const given = (req.headers['x-proofloop-token'] as string | undefined) ?? url.searchParams.get('token');
       if (!tokenMatches(token, given)) {
-        send(res, 401, {
-          ok: false,
-          error: {
-            code: 'unauthorized',
-            message: 'missing or wrong token: use the URL printed by `proofloop serve`',
-          },
-        });
+        fail(res, 401, 'unauthorized', 'missing or wrong token: use the URL printed by `proofloop serve`');
         return;
       }
       if (url.pathname === '/api/events' && req.method === 'GET') return sse(req, res);
       const name = decodeURIComponent(url.pathname.slice('/api/'.length));
       if (req.method !== 'POST') {
-        send(res, 405, {
-          ok: false,
-          error: { code: 'bad_args', message: 'API calls are POST /api/<method> with JSON arguments' },
-        });
+        fail(res, 405, 'bad_args', 'API calls are POST /api/<method> with JSON arguments');
         return;
       }
       if (!isMethodName(name)) {
-        send(res, 404, { ok: false, error: { code: 'bad_args', message: `unknown method "${name}"` } });
+        fail(res, 404, 'bad_args', `unknown method "${name}"`);
         return;
       }
       let args: unknown;
@@ -113,10 +104,7 @@ export async function startWebServer(
         const body = await readBody(req);
         args = body.trim() === '' ? {} : JSON.parse(body);
       } catch (e) {
-        send(res, 400, {
-          ok: false,
-          error: { code: 'bad_args', message: `body of ${name}: ${(e as Error).message}` },
-        });
+        fail(res, 400, 'bad_args', `body of ${name}: ${(e as Error).message}`);
         return;
       }
       const result = await service.call(name, args, 'renderer');
@@ -146,16 +134,13 @@ export async function startWebServer(
 
   function serveStatic(pathname: string, res: ServerResponse): void {
     if (!staticDir) {
-      send(res, 404, {
-        ok: false,
-        error: { code: 'not_found', message: 'no renderer build: run `npm run build`' },
-      });
+      fail(res, 404, 'not_found', 'no renderer build: run `npm run build`');
       return;
     }
     const rel = pathname === '/' ? 'index.html' : decodeURIComponent(pathname).replace(/^\/+/, '');
     const file = path.resolve(staticDir, rel);
     if (!isWithin(staticDir, file) || !existsSync(file) || !statSync(file).isFile()) {
-      send(res, 404, { ok: false, error: { code: 'not_found', message: `${pathname} not found` } });
+      fail(res, 404, 'not_found', `${pathname} not found`);
       return;
     }
     res.writeHead(200, {

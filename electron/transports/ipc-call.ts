@@ -1,5 +1,5 @@
 // Kept apart from ipc.ts so it loads without Electron (tests run it directly).
-import type { Result } from '../../shared/result';
+import { err, type Result } from '../../shared/result';
 import type { ProofloopService } from '../service/service';
 
 /** One IPC call: the sender is checked first, then the service validates the arguments. */
@@ -11,10 +11,7 @@ export async function handleIpcCall<E>(
   args: unknown,
 ): Promise<Result<unknown>> {
   if (!isTrusted(event)) {
-    return {
-      ok: false,
-      error: { code: 'unauthorized', message: `${method}: call from an untrusted frame refused` },
-    };
+    return err('unauthorized', `${method}: call from an untrusted frame refused`);
   }
   return service.call(method, args, 'renderer');
 }
