@@ -1,7 +1,7 @@
 import { diffArrays } from 'diff';
 import { changesCapped } from '../state/changes';
 import type { Change, FoldEvent, RunState } from '../state/types';
-import { callOrdinal, newContext, normaliseJson, type NormaliseContext } from './normalise';
+import { callNumber, newContext, normaliseJson, type NormaliseContext } from './normalise';
 import { isKnownKind, upcast } from '../protocol';
 import { KeyTable, payloadKey, type KeyedSide } from './stored';
 
@@ -140,7 +140,7 @@ export function prepareSide(side: DiffSide, table = new KeyTable([side.run_id]))
     if (callId === undefined) callOf.push(0);
     else {
       const n = shown.calls.size;
-      const o = Number(callOrdinal(callId, shown).slice(1));
+      const o = callNumber(callId, shown);
       if (o > n) callIds.push(callId);
       callOf.push(o);
     }
