@@ -21,11 +21,9 @@ export type IngestProgress = (p: { file: string; bytes: number; total: number })
  * the last open. See importer.ts for the transaction and concurrency rules.
  */
 export async function ingestFolder(ledger: Ledger, onProgress?: IngestProgress): Promise<IngestSummary> {
+  // Only the ids: ledger.runs() would also count findings and look up the writer of every run.
   const executed = new Set(
-    ledger
-      .runs()
-      .filter((r) => r.source === 'executed')
-      .map((r) => r.run_id),
+    ledger.db.prepare("SELECT run_id FROM runs WHERE source = 'executed'").pluck().all() as string[],
   );
   const files = await scanFolder(ledger.folder, { executed });
   const summary: IngestSummary = { files: 0, events: 0, findings: 0 };
