@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { NewEvent } from '../shared/protocol';
 import { Ledger } from '../electron/ledger';
 import { exportBundle, verifyBundle } from '../electron/bundle';
-import { syntheticRun } from './state';
+import { syntheticRun, timedAsync, writeRun } from './state';
 import { isMain } from './is-main';
 
 /** The synthetic run, with personal data the share profile redacts in one event of twenty. */
@@ -48,39 +48,24 @@ export async function benchBundle(): Promise<{
   process.env.PROOFLOOP_HOME = join(dir, 'home');
   const ledger = Ledger.open(join(dir, 'runs'));
   try {
-    const w = ledger.writer('bench-bundle');
-    let batch: NewEvent[] = [];
-    for (const e of leakyRun(n)) {
-      batch.push(e);
-      if (batch.length === 10_000) {
-        w.appendBatch(batch);
-        batch = [];
-      }
-    }
-    if (batch.length) w.appendBatch(batch);
-    w.close();
+    writeRun(ledger, 'bench-bundle', leakyRun(n));
     const events = ledger.run('bench-bundle')!.event_count;
     const out = join(dir, 'bench.zip');
 
     // CPU time (all threads of the process) says more than wall time on a shared, busy machine.
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    const r = await exportBundle(ledger, { runIds: ['bench-bundle'], out, profile: 'share', sign: true });
-    const exportMs = performance.now() - t0;
-    const exportCpu = process.cpuUsage(c0);
+    const exported = await timedAsync(() =>
+      exportBundle(ledger, { runIds: ['bench-bundle'], out, profile: 'share', sign: true }),
+    );
+    const exportMs = exported.ms;
 
     // Verify three times (a cold first run, as a user's, then two more): the first is the figure,
     // the others show the machine's noise beside it.
     const verifyRuns: { ms: number; cpu: number }[] = [];
     for (let i = 0; i < 3; i++) {
-      const c1 = process.cpuUsage();
-      const t1 = performance.now();
-      const v = await verifyBundle(out);
-      const ms = performance.now() - t1;
-      const cpu = process.cpuUsage(c1);
+      const { value: v, ms, cpu } = await timedAsync(() => verifyBundle(out));
       if (!v.ok || v.integrity !== 'ok')
         throw new Error(`bench bundle does not verify: ${v.first_failure?.reason}`);
-      verifyRuns.push({ ms, cpu: (cpu.user + cpu.system) / 1000 });
+      verifyRuns.push({ ms, cpu });
     }
     const verifyMs = verifyRuns[0]!.ms;
     const fresh = [0, 1, 2].map(() => verifyInFreshProcess(out));
@@ -91,7 +76,7 @@ export async function benchBundle(): Promise<{
       verify_events_per_s: Math.round(events / (verifyMs / 1000)),
       export_ms: Math.round(exportMs),
       verify_ms: Math.round(verifyMs),
-      export_cpu_ms: Math.round((exportCpu.user + exportCpu.system) / 1000),
+      export_cpu_ms: Math.round(exported.cpu),
       verify_cpu_ms: Math.round(verifyRuns[0]!.cpu),
       verify_runs_ms: verifyRuns.map((r) => Math.round(r.ms)),
       verify_runs_cpu_ms: verifyRuns.map((r) => Math.round(r.cpu)),
@@ -101,7 +86,7 @@ export async function benchBundle(): Promise<{
       verify_fresh_process_events_per_s: fresh.map((f) => Math.round(events / (f.ms / 1000))),
       load_average: Number(loadavg()[0]!.toFixed(2)),
       bundle_bytes: statSync(out).size,
-      redacted_events: r.manifest.redaction.events_redacted,
+      redacted_events: exported.value.manifest.redaction.events_redacted,
       goals: { export_events_per_s: 50_000, verify_events_per_s: 200_000 },
     };
   } finally {
@@ -129,15 +114,9 @@ function verifyInFreshProcess(file: string): { ms: number; cpu_ms: number } {
 export async function verifyOnceFromArgv(): Promise<boolean> {
   const i = process.argv.indexOf(VERIFY_ONCE);
   if (i < 0) return false;
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  const v = await verifyBundle(process.argv[i + 1]!);
-  const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(c0);
+  const { value: v, ms, cpu } = await timedAsync(() => verifyBundle(process.argv[i + 1]!));
   if (!v.ok) throw new Error(`bench bundle does not verify: ${v.first_failure?.reason}`);
-  process.stdout.write(
-    JSON.stringify({ ms: Math.round(ms), cpu_ms: Math.round((cpu.user + cpu.system) / 1000) }) + '\n',
-  );
+  process.stdout.write(JSON.stringify({ ms: Math.round(ms), cpu_ms: Math.round(cpu) }) + '\n');
   return true;
 }
 

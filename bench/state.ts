@@ -103,7 +103,7 @@ export function* syntheticRun(n: number, seed = 1, callPrefix = 'c'): Generator<
   if (i < n) yield emit('run_completed', { outcome: 'passed' });
 }
 
-function writeRun(ledger: Ledger, runId: string, items: Iterable<NewEvent>): number {
+export function writeRun(ledger: Ledger, runId: string, items: Iterable<NewEvent>): number {
   const w = ledger.writer(runId, { create: { source: 'executed' } });
   let batch: NewEvent[] = [];
   let n = 0;
@@ -172,7 +172,7 @@ const cpuMs = (since?: NodeJS.CpuUsage) => {
   return (u.user + u.system) / 1000;
 };
 
-async function timedAsync<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number; cpu: number }> {
+export async function timedAsync<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number; cpu: number }> {
   const c = process.cpuUsage();
   const t = performance.now();
   const value = await fn();
