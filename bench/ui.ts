@@ -11,15 +11,7 @@ import { ProofloopService } from '../electron/service/service';
 import { startWebServer } from '../electron/transports/http';
 import { rendererDir } from '../electron/paths';
 import { isMain } from './is-main';
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+import { CHROMIUM_LAUNCH } from '../test/e2e/helpers/chromium';
 
 // Installed in the page as source text (the bench's own TypeScript has no DOM types). A key moves
 // the selection by window.__delta seqs (1 for →, 25 for PageDown).
@@ -87,8 +79,8 @@ function makeEvents(from: number, n: number) {
 }
 
 export async function benchUi(n = 1_000_000) {
-  if (!existsSync('/usr/bin/chromium'))
-    return { skipped: '/usr/bin/chromium is missing (apt-get install -y chromium)' };
+  if (!existsSync(CHROMIUM_LAUNCH.executablePath))
+    return { skipped: `${CHROMIUM_LAUNCH.executablePath} is missing (apt-get install -y chromium)` };
   const staticDir = rendererDir();
   if (!staticDir) return { skipped: 'renderer not built: npm run build' };
   const dir = mkdtempSync(path.join(tmpdir(), 'pl-bench-ui-'));
@@ -109,7 +101,7 @@ export async function benchUi(n = 1_000_000) {
     const service = new ProofloopService();
     await service.openFolder(dir);
     const server = await startWebServer(service, { staticDir });
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    const browser = await chromium.launch(CHROMIUM_LAUNCH);
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       await page.goto(server.url);
