@@ -52,6 +52,16 @@ function bad(file: string, message: string): ProofloopError {
   return new ProofloopError('invalid_input', `${path.basename(file)} is not a valid bundle: ${message}`);
 }
 
+/** A failure while reading an entry, as the bundle's error (a ProofloopError passes through as it is). */
+function entryFailure(file: string, name: string, e: unknown): ProofloopError {
+  return e instanceof ProofloopError
+    ? e
+    : bad(file, `entry ${JSON.stringify(name)}: ${(e as Error).message}`);
+}
+
+const beyondDeclared = (file: string, name: string): ProofloopError =>
+  bad(file, `entry ${JSON.stringify(name)} expands beyond its declared size`);
+
 /** Checks an entry name beyond yauzl's own checks (absolute paths, `..`, backslashes). */
 export function entryNameProblem(name: string): string | null {
   if (name.length === 0) return 'an entry has an empty name';
@@ -217,7 +227,7 @@ export async function extractBundle(
           if (err || !stream) return fail(err ?? new Error(`cannot read ${name}`));
           // The declared size is checked by yauzl (validateEntrySizes); the meter is the second fence.
           const meter = new Meter(Math.min(entry.uncompressedSize, limits.maxEntryBytes), () =>
-            bad(file, `entry ${JSON.stringify(name)} expands beyond its declared size`),
+            beyondDeclared(file, name),
           );
           const keep = store(name);
           const sink = keep
@@ -234,12 +244,7 @@ export async function extractBundle(
               inFlight--;
               maybeDone();
             },
-            (e: unknown) =>
-              fail(
-                e instanceof ProofloopError
-                  ? e
-                  : bad(file, `entry ${JSON.stringify(name)}: ${(e as Error).message}`),
-              ),
+            (e: unknown) => fail(entryFailure(file, name, e)),
           );
           zip.readEntry();
         });
@@ -281,6 +286,9 @@ export interface EntrySink {
 /** What `streamBundle` does with an entry: read it into memory, only measure and hash it, or stream it. */
 export type EntryRoute = 'keep' | 'hash' | EntrySink;
 
+const IN_MEMORY_BYTES = 128 * 1024 * 1024;
+const INFLATE_CHUNK = 256 * 1024;
+
 /**
  * Reads a bundle zip as untrusted input, in memory and in one pass: every entry of the central
  * directory is checked first (name, type, size, duplicates: as `extractBundle`), then the `early`
@@ -288,9 +296,6 @@ export type EntryRoute = 'keep' | 'hash' | EntrySink;
  * it streams and kept, only hashed, or handed on as `route` decides (it sees the early entries).
  * Nothing is written to disk.
  */
-const IN_MEMORY_BYTES = 128 * 1024 * 1024;
-const INFLATE_CHUNK = 256 * 1024;
-
 export async function streamBundle(
   file: string,
   limits: ZipLimits,
@@ -354,8 +359,7 @@ export async function streamBundle(
           const sink = new Writable({
             write: (chunk: Buffer, _e, cb) => {
               bytes += chunk.length;
-              if (bytes > limit)
-                return cb(bad(file, `entry ${JSON.stringify(name)} expands beyond its declared size`));
+              if (bytes > limit) return cb(beyondDeclared(file, name));
               hash.update(chunk);
               if (how === 'hash') cb();
               else if (how === 'keep') {
@@ -389,14 +393,7 @@ export async function streamBundle(
               });
               resolve();
             },
-            (e: unknown) =>
-              reject(
-                fail(
-                  e instanceof ProofloopError
-                    ? e
-                    : bad(file, `entry ${JSON.stringify(name)}: ${(e as Error).message}`),
-                ),
-              ),
+            (e: unknown) => reject(fail(entryFailure(file, name, e))),
           );
         };
         if (deflated) zip.openReadStream(entry, { decompress: false }, opened);
