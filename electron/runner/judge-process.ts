@@ -3,7 +3,7 @@
  * JSON verdict line on stdout. It is given the workspace, the command and a timeout, nothing else:
  * it does not know where the ledger is and cannot write it; the host appends judge_verdict.
  */
-import { sha256Bytes } from '../crypto';
+import { sha256Hex } from '../crypto';
 import { redactText } from './artifacts';
 import { runCommandLine } from './exec';
 
@@ -53,7 +53,7 @@ export async function judge(input: JudgeInput): Promise<Verdict> {
     command: input.command,
     exit_code: r.exit_code,
     timed_out: r.timed_out,
-    output_digest: sha256Bytes(Buffer.from(output, 'utf8')),
+    output_digest: sha256Hex(output),
     output,
   };
 }

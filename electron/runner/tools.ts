@@ -15,7 +15,7 @@ import path from 'node:path';
 import { applyPatch } from 'diff';
 import { resolveInside } from '../fs/paths';
 import { ProofloopError } from '../../shared/result';
-import { sha256Bytes } from '../crypto';
+import { sha256Hex } from '../crypto';
 import type { Decision, PolicyEngine, ToolArgs } from './policy';
 import { normalizeCommand, workspaceRelative } from './policy';
 import { runCommandLine } from './exec';
@@ -88,8 +88,7 @@ function readText(abs: string, maxBytes: number): string {
   return data.length > maxBytes ? `${text}\n…[${data.length - maxBytes} more bytes not read]` : text;
 }
 
-const digestOf = (text: string | null): string | null =>
-  text === null ? null : sha256Bytes(Buffer.from(text, 'utf8'));
+const digestOf = (text: string | null): string | null => (text === null ? null : sha256Hex(text));
 
 function writeChecked(workspace: string, rel: string, abs: string, afterText: string): FileChange {
   const beforeText = existsSync(abs) ? readFileSync(abs, 'utf8') : null;
@@ -146,7 +145,8 @@ export async function executeTool(
         const hits: string[] = [];
         for (const rel of files) {
           const abs = resolveInside(workspace, rel);
-          if (!statSync(abs).isFile() || statSync(abs).size > MAX_SEARCH_FILE) continue;
+          const st = statSync(abs);
+          if (!st.isFile() || st.size > MAX_SEARCH_FILE) continue;
           const lines = readFileSync(abs, 'utf8').split('\n');
           lines.forEach((line, i) => {
             if (hits.length < MAX_MATCHES && line.includes(a.query))
