@@ -1,7 +1,5 @@
 import { createPatch } from 'diff';
 import { mulberry32 } from '../../shared/prng';
-
-export { mulberry32 };
 import type { SimHints } from './catalog';
 import type { Action, ModelTask, Observation, Variant } from './protocol';
 

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ledger, verifyEvents } from '../../electron/ledger';
 import { RunHost } from '../../electron/runner/host';
-import { mulberry32 } from '../../electron/runner/sim-agent';
+import { mulberry32 } from '../../shared/prng';
 import { freshFolder, repoRoot, runTs } from './helpers/tmp';
 
 const TASKS = path.join(repoRoot, 'tasks');

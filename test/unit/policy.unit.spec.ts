@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { PolicySchema } from '../../electron/runner/catalog';
 import { globMatcher, PolicyEngine, workspaceRelative } from '../../electron/runner/policy';
-import { mulberry32, SimModel } from '../../electron/runner/sim-agent';
+import { SimModel } from '../../electron/runner/sim-agent';
+import { mulberry32 } from '../../shared/prng';
 
 const policy = PolicySchema.parse({
   version: 1,
