@@ -82,7 +82,8 @@ function sanitizeRunId(src: string): string {
   return id;
 }
 
-function tailSeq(buf: Buffer | null): number | null {
+/** The seq a cut last line names near its start, if any (the line itself does not parse). */
+export function tailSeq(buf: Buffer | null): number | null {
   if (!buf) return null;
   const m = /"seq"\s*:\s*(\d{1,15})/.exec(buf.subarray(0, 4096).toString('utf8'));
   return m ? Number(m[1]) : null;

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import type { VerifyReport } from '../ledger/verify';
 import type { Finding } from '../ledger/types';
 import { DEFAULT_MAX_LINE } from './lines';
-import { folderRun } from './importer';
+import { folderRun, tailSeq } from './importer';
 import { Sequencer, emptyState } from './sequencer';
 import { parsedBlocks } from './source';
 import { parseLine } from './formats';
@@ -33,11 +33,10 @@ export async function verifyFile(file: string, opts: { maxLine?: number } = {}):
       lineNo += 1;
       const text = b.buf ? b.buf.toString('utf8') : null;
       const parsed = text !== null ? parseLine(text) : null;
-      const seqM = text ? /"seq"\s*:\s*(\d{1,15})/.exec(text.slice(0, 4096)) : null;
       seqr.finding(
         'truncated_line',
         lineNo,
-        parsed && parsed.t === 'ev' ? parsed.seq || null : seqM ? Number(seqM[1]) : null,
+        parsed && parsed.t === 'ev' ? parsed.seq || null : tailSeq(b.buf),
         `the last line (${b.bytes} bytes) has no newline: cut, or still being written`,
         null,
       );
