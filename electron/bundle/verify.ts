@@ -9,6 +9,7 @@ import {
   MANIFEST,
   ManifestSchema,
   REPORT,
+  RUN_FILES,
   SIGNATURE,
   SignatureFileSchema,
   VERIFY_MD,
@@ -30,6 +31,7 @@ import {
 } from './sign';
 import {
   DEFAULT_LIMITS,
+  notABundle,
   streamBundle,
   withExtractedBundle,
   type ExtractedBundle,
@@ -58,27 +60,20 @@ function extracted(e: ExtractedEntry): string {
 
 /** An entry's bytes: read into memory (streamBundle) or from its extracted file. */
 function contentOf(e: ExtractedEntry): Buffer {
-  if (e.data) return e.data;
-  if (e.file === null)
-    throw new ProofloopError('internal', `${e.name} was not kept when the bundle was read`);
-  return readFileSync(e.file);
-}
-
-function invalid(file: string, message: string): ProofloopError {
-  return new ProofloopError('invalid_input', `${path.basename(file)} is not a valid bundle: ${message}`);
+  return e.data ?? readFileSync(extracted(e));
 }
 
 /** Parses and validates manifest.json (its exact bytes are what the signature covers). */
 export function readManifest(file: string, b: ExtractedBundle): { manifest: BundleManifest; bytes: Buffer } {
   const entry = b.entries.get(MANIFEST);
-  if (!entry) throw invalid(file, 'it has no manifest.json');
+  if (!entry) throw notABundle(file, 'it has no manifest.json');
   if (entry.bytes > MAX_MANIFEST_BYTES)
-    throw invalid(file, `manifest.json is larger than ${MAX_MANIFEST_BYTES} bytes`);
+    throw notABundle(file, `manifest.json is larger than ${MAX_MANIFEST_BYTES} bytes`);
   const bytes = contentOf(entry);
   const { manifest: m, expected } = parseManifest(file, bytes);
   for (const name of b.entries.keys()) {
     if (name !== MANIFEST && name !== SIGNATURE && !expected.has(name)) {
-      throw invalid(file, `entry ${JSON.stringify(name)} is not listed in manifest.json`);
+      throw notABundle(file, `entry ${JSON.stringify(name)} is not listed in manifest.json`);
     }
   }
   return { manifest: m, bytes };
@@ -90,30 +85,30 @@ function parseManifest(file: string, bytes: Buffer): { manifest: BundleManifest;
   try {
     raw = JSON.parse(bytes.toString('utf8'));
   } catch (e) {
-    throw invalid(file, `manifest.json is not JSON: ${(e as Error).message}`);
+    throw notABundle(file, `manifest.json is not JSON: ${(e as Error).message}`);
   }
   const parsed = ManifestSchema.safeParse(raw);
   if (!parsed.success) {
     const i = parsed.error.issues[0]!;
-    throw invalid(file, `manifest.json: ${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
+    throw notABundle(file, `manifest.json: ${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
   }
   const m = parsed.data;
   const ids = new Set<string>();
   const dirs = new Set<string>();
   const expected = new Set<string>([VERIFY_MD, REPORT]);
   for (const r of m.runs) {
-    if (ids.has(r.run_id)) throw invalid(file, `manifest.json names run ${r.run_id} twice`);
-    if (dirs.has(r.dir)) throw invalid(file, `manifest.json gives two runs the folder ${r.dir}`);
+    if (ids.has(r.run_id)) throw notABundle(file, `manifest.json names run ${r.run_id} twice`);
+    if (dirs.has(r.dir)) throw notABundle(file, `manifest.json gives two runs the folder ${r.dir}`);
     ids.add(r.run_id);
     dirs.add(r.dir);
-    for (const f of ['events.jsonl', 'state.json', 'redactions.txt']) expected.add(`${r.dir}/${f}`);
+    for (const f of RUN_FILES) expected.add(`${r.dir}/${f}`);
   }
   for (const name of Object.keys(m.files)) {
     if (!expected.has(name))
-      throw invalid(file, `manifest.json lists ${JSON.stringify(name)}, which no bundle holds`);
+      throw notABundle(file, `manifest.json lists ${JSON.stringify(name)}, which no bundle holds`);
   }
   for (const name of expected) {
-    if (!m.files[name]) throw invalid(file, `manifest.json does not list ${name}`);
+    if (!m.files[name]) throw notABundle(file, `manifest.json does not list ${name}`);
   }
   return { manifest: m, expected };
 }

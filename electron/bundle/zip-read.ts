@@ -48,7 +48,8 @@ const S_IFREG = 0o100000;
 const S_IFDIR = 0o040000;
 const S_IFLNK = 0o120000;
 
-function bad(file: string, message: string): ProofloopError {
+/** The error for a file that is not a valid bundle (`invalid_input`), and why. */
+export function notABundle(file: string, message: string): ProofloopError {
   return new ProofloopError('invalid_input', `${path.basename(file)} is not a valid bundle: ${message}`);
 }
 
@@ -56,11 +57,11 @@ function bad(file: string, message: string): ProofloopError {
 function entryFailure(file: string, name: string, e: unknown): ProofloopError {
   return e instanceof ProofloopError
     ? e
-    : bad(file, `entry ${JSON.stringify(name)}: ${(e as Error).message}`);
+    : notABundle(file, `entry ${JSON.stringify(name)}: ${(e as Error).message}`);
 }
 
 const beyondDeclared = (file: string, name: string): ProofloopError =>
-  bad(file, `entry ${JSON.stringify(name)} expands beyond its declared size`);
+  notABundle(file, `entry ${JSON.stringify(name)} expands beyond its declared size`);
 
 /** Checks an entry name beyond yauzl's own checks (absolute paths, `..`, backslashes). */
 export function entryNameProblem(name: string): string | null {
@@ -97,7 +98,7 @@ function openZip(file: string, autoClose = true, data?: Buffer): Promise<yauzl.Z
       decodeStrings: true,
     };
     const done = (err: Error | null, zip?: yauzl.ZipFile) => {
-      if (err || !zip) reject(bad(file, err ? err.message : 'cannot open'));
+      if (err || !zip) reject(notABundle(file, err ? err.message : 'cannot open'));
       else resolve(zip);
     };
     if (data) yauzl.fromBuffer(data, options, done);
@@ -124,30 +125,31 @@ function checkEntry(
 ): 'dir' | 'file' | ProofloopError {
   const name = entry.fileName;
   const problem = entryNameProblem(name);
-  if (problem) return bad(file, problem);
+  if (problem) return notABundle(file, problem);
   const lower = name.toLowerCase();
-  if (seen.lowerNames.has(lower)) return bad(file, `duplicate entry ${JSON.stringify(name)}`);
+  if (seen.lowerNames.has(lower)) return notABundle(file, `duplicate entry ${JSON.stringify(name)}`);
   seen.lowerNames.add(lower);
   const type = (entry.externalFileAttributes >>> 16) & S_IFMT;
-  if (type === S_IFLNK) return bad(file, `entry ${JSON.stringify(name)} is a symbolic link`);
+  if (type === S_IFLNK) return notABundle(file, `entry ${JSON.stringify(name)} is a symbolic link`);
   const isDir = name.endsWith('/');
   if (type !== 0 && type !== (isDir ? S_IFDIR : S_IFREG)) {
-    return bad(file, `entry ${JSON.stringify(name)} is not a regular file`);
+    return notABundle(file, `entry ${JSON.stringify(name)} is not a regular file`);
   }
-  if (entry.isEncrypted()) return bad(file, `entry ${JSON.stringify(name)} is encrypted`);
+  if (entry.isEncrypted()) return notABundle(file, `entry ${JSON.stringify(name)} is encrypted`);
   if (isDir) {
-    if (entry.uncompressedSize !== 0) return bad(file, `folder entry ${JSON.stringify(name)} has content`);
+    if (entry.uncompressedSize !== 0)
+      return notABundle(file, `folder entry ${JSON.stringify(name)} has content`);
     return 'dir';
   }
   if (entry.uncompressedSize > limits.maxEntryBytes) {
-    return bad(
+    return notABundle(
       file,
       `entry ${JSON.stringify(name)} expands to ${entry.uncompressedSize} bytes, more than ${limits.maxEntryBytes}`,
     );
   }
   seen.total += entry.uncompressedSize;
   if (seen.total > limits.maxTotalBytes) {
-    return bad(file, `entries expand to more than ${limits.maxTotalBytes} bytes in all`);
+    return notABundle(file, `entries expand to more than ${limits.maxTotalBytes} bytes in all`);
   }
   return 'file';
 }
@@ -185,7 +187,7 @@ export async function extractBundle(
   const zip = await openZip(file);
   if (zip.entryCount > limits.maxEntries) {
     zip.close();
-    throw bad(file, `${zip.entryCount} entries, more than the ${limits.maxEntries} allowed`);
+    throw notABundle(file, `${zip.entryCount} entries, more than the ${limits.maxEntries} allowed`);
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'proofloop-bundle-'));
   const entries = new Map<string, ExtractedEntry>();
@@ -198,7 +200,7 @@ export async function extractBundle(
         if (failed) return;
         failed = true;
         zip.close();
-        reject(e instanceof ProofloopError ? e : bad(file, (e as Error).message));
+        reject(e instanceof ProofloopError ? e : notABundle(file, (e as Error).message));
       };
       zip.on('error', fail);
       // Entries are read concurrently (a large events.jsonl and report.html inflate side by side in
@@ -308,7 +310,7 @@ export async function streamBundle(
   try {
     if (statSync(file).size <= IN_MEMORY_BYTES) data = await readFile(file);
   } catch (e) {
-    throw bad(file, (e as Error).message);
+    throw notABundle(file, (e as Error).message);
   }
   const zip = await openZip(file, false, data);
   const listed: yauzl.Entry[] = [];
@@ -317,7 +319,7 @@ export async function streamBundle(
   let failure: ProofloopError | null = null;
   const fail = (e: unknown): ProofloopError => {
     if (failure) return failure;
-    failure = e instanceof ProofloopError ? e : bad(file, (e as Error).message);
+    failure = e instanceof ProofloopError ? e : notABundle(file, (e as Error).message);
     // The first failure ends the bundle: stop inflating the other entries (every stage of each, with
     // the error: a source destroyed once it has all its data would leave its pipeline waiting).
     for (const st of streams) st.destroy(failure);
@@ -325,7 +327,7 @@ export async function streamBundle(
   };
   try {
     if (zip.entryCount > limits.maxEntries)
-      throw bad(file, `${zip.entryCount} entries, more than the ${limits.maxEntries} allowed`);
+      throw notABundle(file, `${zip.entryCount} entries, more than the ${limits.maxEntries} allowed`);
     const seen: EntryChecks = { lowerNames: new Set<string>(), total: 0 };
     await new Promise<void>((resolve, reject) => {
       zip.on('error', (e: unknown) => reject(fail(e)));
@@ -377,7 +379,7 @@ export async function streamBundle(
               if (bytes !== entry.uncompressedSize)
                 return reject(
                   fail(
-                    bad(
+                    notABundle(
                       file,
                       `entry ${JSON.stringify(name)} has ${bytes} bytes, not the ${entry.uncompressedSize} its size says`,
                     ),
