@@ -78,9 +78,11 @@ export function watchFolder(ledger: Ledger, ctx: ServiceContext, opts: { pollMs?
       importing = false;
     }
   };
+  // Asked on every change of an events.jsonl: the source column only, not ledger.run's whole summary.
+  const sourceOf = ledger.db.prepare('SELECT source FROM runs WHERE run_id = ?').pluck();
   const isOwnMirror = (file: string) => {
     const rel = path.relative(ledger.folder, file).split(path.sep);
-    return rel.length === 2 && ledger.run(rel[0]!)?.source === 'executed';
+    return rel.length === 2 && sourceOf.get(rel[0]!) === 'executed';
   };
   const watcher = watch(ledger.folder, {
     ignoreInitial: true,
