@@ -352,18 +352,9 @@ class RedactorImpl implements Redactor {
 
   private apply(d: Detector, s: string): string {
     return replaceMatches(s, d.pattern, (m) => {
-      const groups = m.groups;
-      const secret = groups?.secret ?? m[0];
-      if (
-        secret.length === 0 ||
-        (d.validate && !d.validate(m)) ||
-        isProtectedValue(secret) ||
-        this.allowed(secret)
-      ) {
-        return null;
-      }
-      const start = m.index + (groups?.pre?.length ?? 0);
-      return { start, length: secret.length, text: this.placeholder(d.id, secret) };
+      const found = secretOf(d, m);
+      if (found === null || this.allowed(found.secret)) return null;
+      return { start: found.start, length: found.secret.length, text: this.placeholder(d.id, found.secret) };
     });
   }
 
@@ -417,6 +408,13 @@ function replaceMatches(
   return replaced ? out + s.slice(last) : s;
 }
 
+/** The secret a detector's match stands for and where it starts, or null when the match holds none. */
+function secretOf(d: Detector, m: RegExpExecArray): { start: number; secret: string } | null {
+  const secret = m.groups?.secret ?? m[0];
+  if (secret.length === 0 || (d.validate && !d.validate(m)) || isProtectedValue(secret)) return null;
+  return { start: m.index + (m.groups?.pre?.length ?? 0), secret };
+}
+
 function containsMatch(v: unknown, re: RegExp): boolean {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
   if (s === undefined) return false;
@@ -451,9 +449,8 @@ export function scanForSecrets(
         re.lastIndex++;
         continue;
       }
-      const secret = m.groups?.secret ?? m[0];
-      if (secret.length === 0 || (d.validate && !d.validate(m)) || isProtectedValue(secret)) continue;
-      found.push({ rule: d.id, index: m.index + (m.groups?.pre?.length ?? 0) });
+      const hit = secretOf(d, m);
+      if (hit !== null) found.push({ rule: d.id, index: hit.start });
     }
     re.lastIndex = 0;
   }
