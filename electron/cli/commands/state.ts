@@ -3,7 +3,7 @@ import type { Ledger } from '../../ledger';
 import { changesAt, diffRunsParallel, stateAt } from '../../state';
 import type { Change, RunState } from '../../../shared/state';
 import type { DiffRow, RunDiff } from '../../../shared/diff';
-import { intOption, table } from '../format';
+import { intOption, oneLine, table } from '../format';
 
 /** What these commands need from the CLI: the CliContext of electron/cli/context.ts fits. */
 export interface StateCliContext {
@@ -14,12 +14,9 @@ export interface StateCliContext {
   out(s: string): void;
 }
 
-function short(v: unknown, max = 60): string {
-  if (v === undefined) return '∅';
-  const s = typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
-  const flat = s.replace(/\s+/g, ' ');
-  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat;
-}
+/** A value as JSON on one line (strings quoted), ∅ for none. */
+const short = (v: unknown, max = 60): string =>
+  v === undefined ? '∅' : oneLine(JSON.stringify(v) ?? String(v), max);
 
 function capped(label: string, list: { total: number; dropped: number }): string {
   return list.dropped
