@@ -7,7 +7,7 @@ import { digestEvent as fastDigest, linkHash as link } from '../crypto';
 import type { Format, Parsed, ParsedEvent } from './formats';
 
 /** What the importer carries between transactions, per run of a file (kept in `imports.state`). */
-export interface RunState {
+export interface FileRun {
   /** The ledger's run id (the file's, unless it had to be renamed). */
   id: string;
   /** The run id as the file names it. */
@@ -21,7 +21,7 @@ export interface FileState {
   format: Format | null;
   /** The run a seed000/proofloop file is about: its folder name (runs/<id>/) or its first line's run_id. */
   fileRun: string | null;
-  runs: Record<string, RunState>;
+  runs: Record<string, FileRun>;
   lastSrc: string | null;
   /** A truncated last line already reported (not consumed): where it starts. */
   tail?: { offset: number; line: number } | null;
@@ -64,7 +64,7 @@ export class Sequencer {
   rows: Row[] = [];
   findings: PendingFinding[] = [];
   /** Runs first seen since the last drain, for the importer to create. */
-  created: RunState[] = [];
+  created: FileRun[] = [];
   /** verify mode: one ChainVerifier per chained run, and counts. */
   readonly verifiers = new Map<string, ChainVerifier>();
   readonly counts = new Map<string, number>();
@@ -210,7 +210,7 @@ export class Sequencer {
     });
   }
 
-  private verifyChained(p: ParsedEvent, run: RunState, line: number): void {
+  private verifyChained(p: ParsedEvent, run: FileRun, line: number): void {
     let v = this.verifiers.get(p.src);
     if (!v) {
       v = new ChainVerifier(this.opts.file);
@@ -234,7 +234,7 @@ export class Sequencer {
     run.hash = v.head.hash;
   }
 
-  drain(): { rows: Row[]; findings: PendingFinding[]; created: RunState[] } {
+  drain(): { rows: Row[]; findings: PendingFinding[]; created: FileRun[] } {
     const out = { rows: this.rows, findings: this.findings, created: this.created };
     this.rows = [];
     this.findings = [];
