@@ -3,6 +3,7 @@ import { evolve, initialState, type FoldEvent, type RunState } from '../../share
 import { SHARE_DETECTORS, scanForSecrets, type Redactor } from '../../shared/redact';
 import { digestEvent } from '../crypto';
 import { openDatabase, type Db } from '../ledger/open';
+import { ID_RANGE, idRange } from '../ledger/event-ids';
 import type { RedactionProfile } from './format';
 
 /*
@@ -45,13 +46,9 @@ export function eventReader(dbFile: string): {
   const prepare = (d: Db) => ({
     runNo: d.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck(),
     range: d
-      .prepare(
-        'SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE run_no = ? AND seq >= ? AND seq <= ? ORDER BY seq',
-      )
+      .prepare(`SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE ${ID_RANGE} ORDER BY id`)
       .raw(true),
-    prevHash: d
-      .prepare('SELECT hash FROM events WHERE run_no = ? AND seq < ? ORDER BY seq DESC LIMIT 1')
-      .pluck(),
+    prevHash: d.prepare(`SELECT hash FROM events WHERE ${ID_RANGE} ORDER BY id DESC LIMIT 1`).pluck(),
   });
   return {
     *read(runId, from, to) {
@@ -59,9 +56,11 @@ export function eventReader(dbFile: string): {
       q ??= prepare(db);
       const runNo = q.runNo.get(runId) as number | undefined;
       if (runNo === undefined) return;
-      const before = q.prevHash.get(runNo, from) as Buffer | undefined;
+      const before = q.prevHash.get(...idRange(runNo, 1, from - 1)) as Buffer | undefined;
       let prev = before ? before.toString('hex') : ZERO_HASH;
-      for (const [seq, kind, v, at, payloadJson, hash, digest] of q.range.all(runNo, from, to) as Row[]) {
+      for (const [seq, kind, v, at, payloadJson, hash, digest] of q.range.all(
+        ...idRange(runNo, from, to),
+      ) as Row[]) {
         const e: LedgerEvent = {
           seq,
           run_id: runId,

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import type { LedgerEvent } from '../../shared/protocol';
 import { hash } from 'node:crypto';
 import { chainLink, digestParts, HASH_RE } from '../../shared/protocol/chain';
+import { MAX_SEQ } from '../../shared/protocol/limits';
 
 /** Bits of LineBatch.flags. */
 export const LINK_OK = 1; // hash = sha256(prev + digest) holds for the line
@@ -81,7 +82,8 @@ export function analyzeLines(text: string, runId: string, keep: boolean): LineBa
     // The checks in their order; 64-hex prev and hash are proven without a regex where they can be
     // (prev equal to the checked hash before it; a hash equal to a SHA-256 we computed).
     if (o === null || typeof o !== 'object' || Array.isArray(o)) why = 'not a JSON object';
-    else if (!Number.isSafeInteger(o.seq) || (o.seq as number) < 1) why = 'seq is not a positive integer';
+    else if (!Number.isSafeInteger(o.seq) || (o.seq as number) < 1 || (o.seq as number) > MAX_SEQ)
+      why = `seq is not an integer from 1 to ${MAX_SEQ}`;
     else if (typeof o.run_id !== 'string') why = 'run_id is not a string';
     else if (typeof o.kind !== 'string' || !(kinds.has(o.kind) || (KIND.test(o.kind) && kinds.add(o.kind))))
       why = 'kind is not a snake_case name';

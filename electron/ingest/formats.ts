@@ -1,4 +1,12 @@
-import { HASH_RE, KIND_RE, ZERO_HASH, canonicalJson, checkEvent, checkPayload } from '../../shared/protocol';
+import {
+  HASH_RE,
+  KIND_RE,
+  MAX_SEQ,
+  ZERO_HASH,
+  canonicalJson,
+  checkEvent,
+  checkPayload,
+} from '../../shared/protocol';
 import { redactCredentials } from '../../shared/redact';
 import { digestEventCanonical, linkHash as link } from '../crypto';
 
@@ -91,6 +99,7 @@ function envelopeLooksValid(o: Obj, hashLinkedLater: boolean): boolean {
   const kind = o.kind;
   return (
     posInt(o.seq) &&
+    o.seq <= MAX_SEQ &&
     typeof runId === 'string' &&
     runId.length >= 1 &&
     runId.length <= 200 &&

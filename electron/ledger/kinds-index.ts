@@ -1,3 +1,5 @@
+import { ID_RANGE, idRange } from './event-ids';
+
 /**
  * The kinds left out of the `events_by_rare_kind` partial index (migration 2): the ones every step
  * of a run writes. A read of other kinds only names that index's WHERE term verbatim (RARE_TERM),
@@ -19,14 +21,25 @@ export const RARE_TERM = BULK_KINDS.map((k) => `kind <> '${k}'`).join(' AND ');
 const bulk = new Set(BULK_KINDS);
 
 /**
- * The read of some kinds of one run in seq order. Rare kinds go through the partial index, named
- * (INDEXED BY: without ANALYZE statistics the planner may prefer the primary key, which walks the
- * whole run); bulk kinds are dense enough to be found in seq order.
+ * The read of some kinds of one run in seq order, and its parameters. Rare kinds go through the
+ * partial index, named (INDEXED BY: without ANALYZE statistics the planner may prefer the rowid,
+ * which walks the whole run); bulk kinds are dense enough to be found in id (seq) order.
  */
-export function kindsQuery(columns: string, kinds: readonly string[]): string {
+export function kindsQuery(
+  columns: string,
+  kinds: readonly string[],
+): { sql: string; params: (runNo: number, from: number, to: number, limit: number) => unknown[] } {
   const marks = kinds.map(() => '?').join(', ');
-  const rare = kinds.every((k) => !bulk.has(k));
-  return `SELECT ${columns} FROM events ${rare ? 'INDEXED BY events_by_rare_kind' : ''}
-    WHERE run_no = ? AND kind IN (${marks}) ${rare ? `AND ${RARE_TERM}` : ''} AND seq >= ? AND seq <= ?
-    ORDER BY seq LIMIT ?`;
+  if (kinds.every((k) => !bulk.has(k))) {
+    return {
+      sql: `SELECT ${columns} FROM events INDEXED BY events_by_rare_kind
+        WHERE run_no = ? AND kind IN (${marks}) AND ${RARE_TERM} AND seq >= ? AND seq <= ?
+        ORDER BY seq LIMIT ?`,
+      params: (runNo, from, to, limit) => [runNo, ...kinds, from, to, limit],
+    };
+  }
+  return {
+    sql: `SELECT ${columns} FROM events WHERE ${ID_RANGE} AND kind IN (${marks}) ORDER BY id LIMIT ?`,
+    params: (runNo, from, to, limit) => [...idRange(runNo, from, to), ...kinds, limit],
+  };
 }

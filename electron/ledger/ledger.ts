@@ -6,6 +6,7 @@ import {
   chainLink,
   checkPayload,
   KIND_RE,
+  MAX_SEQ,
   type LedgerEvent,
   type NewEvent,
 } from '../../shared/protocol';
@@ -14,6 +15,7 @@ import { ProofloopError } from '../../shared/result';
 import { digestEventCanonical, sha256Hex } from '../crypto';
 import { ledgerPath, openDatabase, type Db } from './open';
 import { kindsQuery } from './kinds-index';
+import { eventId, ID_RANGE, idRange } from './event-ids';
 import { MirrorAppender } from './mirror';
 import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
@@ -83,6 +85,9 @@ interface Prepared {
 }
 
 const ROWS_PER_INSERT = 16;
+const INSERT_COLUMNS = 'id, kind, v, at, payload, hash, digest';
+const COLUMNS = 7;
+const ROW_MARKS = `(${new Array(COLUMNS).fill('?').join(', ')})`;
 const insertManyCache = new WeakMap<Db, Statement>();
 
 /**
@@ -106,8 +111,8 @@ class RowBatch {
     hash: Buffer,
     digest: Buffer | null = null,
   ): void {
-    this.args.push(this.runNo, seq, kind, v, at, json, hash, digest);
-    if (this.args.length === ROWS_PER_INSERT * 8) {
+    this.args.push(eventId(this.runNo, seq), kind, v, at, json, hash, digest);
+    if (this.args.length === ROWS_PER_INSERT * COLUMNS) {
       this.many().run(this.args);
       this.args.length = 0;
     }
@@ -115,7 +120,7 @@ class RowBatch {
 
   flush(): void {
     const a = this.args;
-    for (let i = 0; i < a.length; i += 8) this.one.run(a.slice(i, i + 8));
+    for (let i = 0; i < a.length; i += COLUMNS) this.one.run(a.slice(i, i + COLUMNS));
     a.length = 0;
   }
 
@@ -123,8 +128,8 @@ class RowBatch {
     let st = insertManyCache.get(this.db);
     if (!st) {
       st = this.db.prepare(
-        'INSERT INTO events (run_no, seq, kind, v, at, payload, hash, digest) VALUES ' +
-          new Array(ROWS_PER_INSERT).fill('(?, ?, ?, ?, ?, ?, ?, ?)').join(', '),
+        `INSERT INTO events (${INSERT_COLUMNS}) VALUES ` +
+          new Array(ROWS_PER_INSERT).fill(ROW_MARKS).join(', '),
       );
       insertManyCache.set(this.db, st);
     }
@@ -215,9 +220,7 @@ export class Ledger implements LedgerReader {
         'SELECT r.run_no, r.head_seq, r.head_hash, w.token FROM runs r LEFT JOIN writers w USING (run_id) WHERE r.run_id = ?',
       ),
       runNo: db.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck(),
-      insert: db.prepare(
-        'INSERT INTO events (run_no, seq, kind, v, at, payload, hash, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
+      insert: db.prepare(`INSERT INTO events (${INSERT_COLUMNS}) VALUES ${ROW_MARKS}`),
       updateHead: db.prepare(
         `UPDATE runs SET head_seq = @seq, head_hash = @hash, last_at = @at, event_count = event_count + @n,
            first_at = COALESCE(first_at, @first_at), status = COALESCE(@status, status),
@@ -225,14 +228,10 @@ export class Ledger implements LedgerReader {
          WHERE run_no = @run_no`,
       ),
       readRange: db.prepare(
-        'SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE run_no = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
+        `SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE ${ID_RANGE} ORDER BY id LIMIT ?`,
       ),
-      prevHash: db
-        .prepare('SELECT hash FROM events WHERE run_no = ? AND seq < ? ORDER BY seq DESC LIMIT 1')
-        .pluck(),
-      one: db.prepare(
-        'SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE run_no = ? AND seq = ?',
-      ),
+      prevHash: db.prepare(`SELECT hash FROM events WHERE ${ID_RANGE} ORDER BY id DESC LIMIT 1`).pluck(),
+      one: db.prepare('SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE id = ?'),
     };
   }
 
@@ -316,6 +315,9 @@ export class Ledger implements LedgerReader {
     if (!head) throw new ProofloopError('not_found', `no run ${runId}`);
     if (head.token !== token) {
       throw new ProofloopError('conflict', `the writer of run ${runId} lost its lock to another process`);
+    }
+    if (head.head_seq + prepared.length > MAX_SEQ) {
+      throw new ProofloopError('conflict', `run ${runId} cannot take more than ${MAX_SEQ} events`);
     }
     let seq = head.head_seq;
     let prev = head.head_hash;
@@ -426,11 +428,12 @@ export class Ledger implements LedgerReader {
     let rows: IterableIterator<EventRowDb>;
     const filtered = q.kinds !== undefined && q.kinds.length > 0;
     if (filtered) {
+      const k = kindsQuery('seq, kind, v, at, payload, hash, digest', q.kinds!);
       rows = this.db
-        .prepare(kindsQuery('seq, kind, v, at, payload, hash, digest', q.kinds!))
-        .iterate(runNo, ...q.kinds!, from, to, limit) as IterableIterator<EventRowDb>;
+        .prepare(k.sql)
+        .iterate(...k.params(runNo, from, to, limit)) as IterableIterator<EventRowDb>;
     } else {
-      rows = this.stmts.readRange.iterate(runNo, from, to, limit) as IterableIterator<EventRowDb>;
+      rows = this.stmts.readRange.iterate(...idRange(runNo, from, to), limit) as IterableIterator<EventRowDb>;
     }
     // prev is the hash of the stored event before; a filtered read looks each one up.
     let prev: string | null = null;
@@ -443,14 +446,14 @@ export class Ledger implements LedgerReader {
   }
 
   private prevOf(runNo: number, seq: number): string {
-    const h = this.stmts.prevHash.get(runNo, seq) as Buffer | undefined;
+    const h = this.stmts.prevHash.get(...idRange(runNo, 1, seq - 1)) as Buffer | undefined;
     return h ? h.toString('hex') : ZERO_HASH;
   }
 
   event(runId: string, seq: number): StoredEvent | undefined {
     const runNo = this.stmts.runNo.get(runId) as number | undefined;
-    if (runNo === undefined) return undefined;
-    const r = this.stmts.one.get(runNo, seq) as EventRowDb | undefined;
+    if (runNo === undefined || !Number.isInteger(seq) || seq < 1 || seq > MAX_SEQ) return undefined;
+    const r = this.stmts.one.get(eventId(runNo, seq)) as EventRowDb | undefined;
     return r ? rowToEvent(r, runId, this.prevOf(runNo, seq)) : undefined;
   }
 

@@ -113,4 +113,44 @@ CREATE INDEX events_by_rare_kind ON events (run_no, kind, seq)
   WHERE kind <> 'model_proposed' AND kind <> 'action_allowed' AND kind <> 'tool_invoked' AND kind <> 'tool_returned' AND kind <> 'model_responded' AND kind <> 'context_updated';
 `,
   },
+  {
+    version: 3,
+    name: 'events keyed by one rowid',
+    // A rowid table measured ~30% cheaper per inserted row than the WITHOUT ROWID table keyed by
+    // (run_no, seq) (1.9 against 2.8 µs a row on bare SQLite, 300,000 rows of the bench's events):
+    // event rows are larger than the ~200 bytes below which SQLite advises WITHOUT ROWID. The id is
+    // (run_no << 32) + seq (event-ids.ts), so (run_no, seq) stays unique and a run's seqs are one
+    // range of ids; run_no and seq are derived from it, not stored twice.
+    sql: `
+DROP VIEW events_v;
+DROP TRIGGER events_no_update;
+DROP TRIGGER events_no_delete;
+DROP INDEX events_by_rare_kind;
+ALTER TABLE events RENAME TO events_keyed_by_pair;
+CREATE TABLE events (
+  id      INTEGER PRIMARY KEY,
+  run_no  INTEGER NOT NULL AS (id >> 32) VIRTUAL,
+  seq     INTEGER NOT NULL AS (id & 4294967295) VIRTUAL,
+  kind    TEXT NOT NULL,
+  v       INTEGER NOT NULL,
+  at      TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  hash    BLOB NOT NULL,
+  digest  BLOB
+) STRICT;
+INSERT INTO events (id, kind, v, at, payload, hash, digest)
+  SELECT (run_no << 32) + seq, kind, v, at, payload, hash, digest FROM events_keyed_by_pair ORDER BY run_no, seq;
+DROP TABLE events_keyed_by_pair;
+CREATE INDEX events_by_rare_kind ON events (run_no, kind, seq)
+  WHERE kind <> 'model_proposed' AND kind <> 'action_allowed' AND kind <> 'tool_invoked' AND kind <> 'tool_returned' AND kind <> 'model_responded' AND kind <> 'context_updated';
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'events are append-only: UPDATE refused'); END;
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'events are append-only: DELETE refused'); END;
+CREATE VIEW events_v AS
+  SELECT r.run_id, e.seq, e.kind, e.v, e.at, e.payload, lower(hex(e.hash)) AS hash,
+         lower(hex(e.digest)) AS digest
+  FROM events e JOIN runs r USING (run_no);
+`,
+  },
 ];

@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ProofloopError } from '../../shared/result';
 import { verifyEvents } from '../ledger';
+import { ID_RANGE, idRange } from '../ledger/event-ids';
 import type { ServiceContext } from './context';
 import type { Handler as H } from './handler';
 
@@ -25,19 +26,18 @@ export function ledgerHandlers(ctx: ServiceContext) {
     const ledger = ctx.ledger();
     const db = ledger.db;
     const backward = direction === 'backward';
+    const runNo = ledger.runNo(run_id)!;
+    // Seqs after `from` going forward, before it going backward.
+    const seqs = backward
+      ? idRange(runNo, 1, (from ?? Number.MAX_SAFE_INTEGER) - 1)
+      : idRange(runNo, (from ?? 0) + 1, Number.MAX_SAFE_INTEGER);
     const rows = db
       .prepare(
-        `SELECT seq FROM events WHERE run_no = ? AND seq ${backward ? '<' : '>'} ?
+        `SELECT seq FROM events WHERE ${ID_RANGE}
            AND (instr(lower(kind), lower(?)) > 0 OR instr(lower(payload), lower(?)) > 0)
-         ORDER BY seq ${backward ? 'DESC' : 'ASC'} LIMIT ?`,
+         ORDER BY id ${backward ? 'DESC' : 'ASC'} LIMIT ?`,
       )
-      .all(
-        ledger.runNo(run_id),
-        from ?? (backward ? Number.MAX_SAFE_INTEGER : 0),
-        text,
-        text,
-        limit ?? 100,
-      ) as {
+      .all(...seqs, text, text, limit ?? 100) as {
       seq: number;
     }[];
     return { seqs: rows.map((r) => r.seq) };

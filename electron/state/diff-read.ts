@@ -10,6 +10,7 @@ import {
 } from '../../shared/diff';
 import type { FoldEvent } from '../../shared/state';
 import type { Db } from '../ledger/open';
+import { ID_RANGE, idRange } from '../ledger/event-ids';
 
 function runNumber(db: Db, runId: string): number | undefined {
   return db.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck().get(runId) as number | undefined;
@@ -30,12 +31,15 @@ export function* diffEvents(
   const runNo = runNumber(db, runId);
   if (runNo === undefined) return;
   const range = db
-    .prepare(
-      'SELECT seq, kind, v, payload FROM events WHERE run_no = ? AND seq >= ? AND seq <= ? ORDER BY seq',
-    )
+    .prepare(`SELECT seq, kind, v, payload FROM events WHERE ${ID_RANGE} ORDER BY id`)
     .raw(true);
   for (let lo = from; lo <= to; lo += chunk) {
-    const rows = range.all(runNo, lo, Math.min(to, lo + chunk - 1)) as [number, string, number, string][];
+    const rows = range.all(...idRange(runNo, lo, Math.min(to, lo + chunk - 1))) as [
+      number,
+      string,
+      number,
+      string,
+    ][];
     for (const [seq, kind, v, payload] of rows) {
       yield { seq, run_id: runId, kind, v, at: '', payload: JSON.parse(payload) as Record<string, unknown> };
     }
@@ -58,12 +62,11 @@ export function readStored(db: Db, runId: string, to: number, from = 1, chunk = 
   const range = db.prepare(
     `SELECT count(*) AS n, json_group_array(seq) AS seqs,
             group_concat(payload || char(31) || kind || iif(v = ?, '', char(29) || v), char(30)) AS text
-     FROM (SELECT seq, kind, v, payload FROM events
-           WHERE run_no = ? AND seq >= ? AND seq <= ? ORDER BY seq)`,
+     FROM (SELECT seq, kind, v, payload FROM events WHERE ${ID_RANGE} ORDER BY id)`,
   );
   for (let lo = from; lo <= to; lo += chunk) {
     out.chunks.push(
-      range.get(CURRENT_V, runNo, lo, Math.min(to, lo + chunk - 1)) as StoredChunks['chunks'][0],
+      range.get(CURRENT_V, ...idRange(runNo, lo, Math.min(to, lo + chunk - 1))) as StoredChunks['chunks'][0],
     );
   }
   return out;

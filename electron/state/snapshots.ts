@@ -1,8 +1,10 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../ledger/open';
+import { eventId, ID_RANGE, idRange } from '../ledger/event-ids';
 import type { Ledger } from '../ledger';
 import { ProofloopError } from '../../shared/result';
+import { MAX_SEQ } from '../../shared/protocol';
 import {
   PROJECTION_VERSION,
   changes as stateChanges,
@@ -76,11 +78,9 @@ function stmts(db: Db): Stmts {
       key: (runId) => runNo.get(runId) as number | undefined,
       head: db.prepare('SELECT head_seq FROM runs WHERE run_id = ?'),
       range: db
-        .prepare(
-          'SELECT seq, kind, v, at, payload FROM events WHERE run_no = ? AND seq >= ? AND seq <= ? ORDER BY seq',
-        )
+        .prepare(`SELECT seq, kind, v, at, payload FROM events WHERE ${ID_RANGE} ORDER BY id`)
         .raw(true),
-      one: db.prepare('SELECT seq, kind, v, at, payload FROM events WHERE run_no = ? AND seq = ?').raw(true),
+      one: db.prepare('SELECT seq, kind, v, at, payload FROM events WHERE id = ?').raw(true),
       nearest: db.prepare(
         `SELECT seq, state FROM snapshots WHERE run_id = ? AND version = ? AND seq <= ?
          ORDER BY seq DESC LIMIT 1`,
@@ -123,7 +123,7 @@ function foldRange(
   const key = st.key(runId);
   if (key === undefined) return state;
   for (let lo = from; lo <= to; lo += chunk) {
-    const rows = st.range.all(key, lo, Math.min(to, lo + chunk - 1)) as RawRow[];
+    const rows = st.range.all(...idRange(key, lo, Math.min(to, lo + chunk - 1))) as RawRow[];
     for (let i = 0; i < rows.length; i++) {
       state = evolve(state, rawToFold(rows[i]!, runId));
       if (each) each(state);
@@ -277,7 +277,8 @@ export function changesAt(
   const before = stateAt(ledger, runId, seq - 1, opts).state;
   const st = stmts(ledger.db);
   const key = st.key(runId);
-  const row = key === undefined ? undefined : (st.one.get(key, seq) as RawRow | undefined);
+  const row =
+    key === undefined || seq > MAX_SEQ ? undefined : (st.one.get(eventId(key, seq)) as RawRow | undefined);
   if (!row) throw new ProofloopError('not_found', `run ${runId} has no seq ${seq}`);
   const event = rawToFold(row, runId);
   return { seq, kind: event.kind, changes: stateChanges(before, evolve(before, event)) };

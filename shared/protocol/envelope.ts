@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { HASH_RE } from './chain';
+import { MAX_SEQ } from './limits';
 
 export const KIND_RE = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** One event as stored and as written to a JSONL line. */
 export const EnvelopeSchema = z.object({
-  seq: z.number().int().positive(),
+  seq: z.number().int().positive().max(MAX_SEQ),
   run_id: z.string().min(1).max(200),
   kind: z.string().regex(KIND_RE, 'kind must be a snake_case name'),
   v: z.number().int().positive(),

@@ -2,5 +2,6 @@ export * from './canonical';
 export * from './chain';
 export * from './envelope';
 export * from './kinds';
+export * from './limits';
 export * from './upcast';
 export * from './validate';

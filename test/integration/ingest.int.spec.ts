@@ -304,6 +304,23 @@ describe('chained ProofLoop files', () => {
     expect(found.some(([code, line]) => code === 'invalid_event' && line === 5)).toBe(false);
   });
 
+  it('a seq beyond the largest a run can have (2^32 - 1) is an invalid event, and takes no other seq', async () => {
+    const folder = tmp();
+    const file = join(folder, 'agent', 'events.jsonl');
+    generateFile(file, 3, 'big-seq');
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const o = JSON.parse(lines[2]!) as Record<string, unknown>;
+    o.seq = 2 ** 32 + 3;
+    lines[2] = JSON.stringify(o);
+    writeFileSync(file, lines.join('\n') + '\n');
+    const l = open(folder);
+    await ingestFolder(l);
+    const found = l.findings('big-seq').map((f) => [f.code, f.line, f.seq, f.message]);
+    expect(found).toContainEqual(['invalid_event', 3, 2 ** 32 + 3, expect.stringMatching(/seq/)]);
+    expect(seqsOf(l, 'big-seq')).toEqual([1, 2]);
+    expect(l.event('big-seq', 3)).toBeUndefined();
+  });
+
   it('two processes importing one folder at once import each event once', async () => {
     const folder = tmp();
     generateFile(join(folder, 'a', 'events.jsonl'), 40_000, 'conc-a');

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ledger, ledgerPath, repairMirrors, verifyEvents } from '../../electron/ledger';
+import { openDatabase } from '../../electron/ledger/open';
 import { freshFolder, runTs, cli } from './helpers/tmp';
 import { migrations } from '../../electron/ledger/migrations';
 import { kindsQuery } from '../../electron/ledger/kinds-index';
@@ -229,6 +230,29 @@ describe('ledger on a real SQLite file', () => {
   });
 });
 
+describe('reads by seq', () => {
+  it('never reach into the next run: seqs beyond the largest a run can have find nothing', () => {
+    const ledger = Ledger.open(folder());
+    for (const run of ['first', 'second']) {
+      const w = ledger.writer(run);
+      w.append('run_started', started);
+      w.append('note_added', { text: run });
+      w.close();
+    }
+    // Events are keyed by (run number << 32) + seq: seq 2^32 + 1 of the first run would be the
+    // second run's seq 1 if seqs were not bounded.
+    expect(ledger.event('first', 2 ** 32 + 1)).toBeUndefined();
+    expect(ledger.event('first', 0)).toBeUndefined();
+    expect(ledger.read('first', { from: 1, to: 2 ** 32 + 2 }).map((e) => e.run_id)).toEqual([
+      'first',
+      'first',
+    ]);
+    expect(ledger.read('first', { kinds: ['note_added', 'model_proposed'], to: 2 ** 40 }).length).toBe(1);
+    expect(ledger.read('second', { from: -5 }).map((e) => e.seq)).toEqual([1, 2]);
+    ledger.close();
+  });
+});
+
 describe('reads by kind', () => {
   const kindsOf = (i: number) =>
     ['model_proposed', 'action_allowed', 'tool_invoked', 'tool_returned', 'action_denied', 'judge_verdict'][
@@ -282,33 +306,67 @@ describe('reads by kind', () => {
     }
     // The timeline's markers and "next notable" read rare kinds of runs of a million events: they
     // must not scan the run.
-    const plan = ledger.db
-      .prepare(`EXPLAIN QUERY PLAN ${kindsQuery('seq', ['action_denied', 'judge_verdict'])}`)
-      .all(1, 'action_denied', 'judge_verdict', 1, 1e9, -1) as { detail: string }[];
-    expect(plan.map((p) => p.detail).join(' ')).toMatch(/USING (COVERING )?INDEX events_by_rare_kind/);
+    const planOf = (kinds: string[]) => {
+      const k = kindsQuery('seq', kinds);
+      const plan = ledger.db.prepare(`EXPLAIN QUERY PLAN ${k.sql}`).all(...k.params(1, 1, 1e9, -1));
+      return (plan as { detail: string }[]).map((p) => p.detail).join(' ');
+    };
+    expect(planOf(['action_denied', 'judge_verdict'])).toMatch(/USING (COVERING )?INDEX events_by_rare_kind/);
+    // Bulk kinds and plain ranges go by the rowid: a run's seqs are one range of ids.
+    expect(planOf(['tool_returned', 'action_denied'])).toMatch(
+      /USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)/,
+    );
     ledger.close();
   });
 
-  it('are the same after a ledger of schema 1 with events in it is migrated to the partial index', () => {
+  it.each([1, 2])('are the same after a ledger of schema %i with events in it is migrated', (schema) => {
+    // The source: an executed run, and an imported one whose redacted events carry their digests.
+    const source = folder();
+    const src = Ledger.open(source);
+    fill(src, 120);
+    src.createRun('imported-run', { source: 'imported' });
+    const imported = Array.from({ length: 5 }, (_, i) => ({
+      seq: i + 1,
+      kind: 'note_added',
+      v: 1,
+      at: `2026-01-01T00:00:0${i}.000Z`,
+      payloadJson: JSON.stringify({ text: `note ${i}` }),
+      hash: (i + 1).toString(16).padStart(64, 'a'),
+      digest: i % 2 === 0 ? (i + 1).toString(16).padStart(64, 'd') : null,
+    }));
+    src.db.transaction(() => src.insertImported('imported-run', imported))();
+    const runs = ['kinds', 'imported-run'];
+    const want = runs.map((r) => src.read(r));
+    src.close();
+    // The same rows in a ledger built by migrations 1..schema only, in that schema's events table.
     const dir = folder();
-    let ledger = Ledger.open(dir);
-    fill(ledger, 120);
-    ledger.close();
-    // Back to what schema 1 left: its full kind index, user_version 1.
-    const raw = new Database(ledgerPath(dir));
-    raw.exec(`DROP INDEX events_by_rare_kind; CREATE INDEX events_by_kind ON events (run_no, kind, seq);
-      DELETE FROM schema_migrations WHERE version > 1; PRAGMA user_version = 1;`);
-    raw.close();
-    ledger = Ledger.open(dir);
+    const old = openDatabase(ledgerPath(dir), { migrations: migrations.slice(0, schema) });
+    expect(old.pragma('user_version', { simple: true })).toBe(schema);
+    old.exec(`ATTACH '${ledgerPath(source)}' AS src;
+      INSERT INTO runs SELECT * FROM src.runs;
+      INSERT INTO events (run_no, seq, kind, v, at, payload, hash, digest)
+        SELECT run_no, seq, kind, v, at, payload, hash, digest FROM src.events;
+      DETACH src;`);
+    old.close();
+
+    const ledger = Ledger.open(dir);
+    expect(ledger.db.pragma('user_version', { simple: true })).toBe(migrations.length);
     const indexes = ledger.db
       .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'")
       .pluck()
       .all();
-    expect(indexes).toContain('events_by_rare_kind');
-    expect(indexes).not.toContain('events_by_kind');
-    expect(ledger.db.pragma('user_version', { simple: true })).toBe(migrations.length);
+    expect(indexes).toEqual(['events_by_rare_kind']);
+    expect(runs.map((r) => ledger.read(r))).toEqual(want);
+    expect(ledger.event('kinds', 61)).toEqual(want[0]![60]);
+    expect(verifyEvents('kinds', ledger.iterate('kinds')).ok).toBe(true);
     expect(seqsOf(ledger, ['action_denied']).length).toBe(20);
     expect(seqsOf(ledger, ['action_denied'])).toEqual(expected(ledger, ['action_denied']));
+    // Still append-only, and seq continues.
+    expect(() => ledger.db.prepare('DELETE FROM events').run()).toThrow(/append-only: DELETE refused/);
+    const w = ledger.writer('kinds');
+    expect(w.append('note_added', { text: 'after the migration' }).seq).toBe(122);
+    w.close();
+    expect(verifyEvents('kinds', ledger.iterate('kinds')).ok).toBe(true);
     ledger.close();
   });
 });
