@@ -212,7 +212,8 @@ function referenceFlags(text: string, runId: string): { flags: number[]; problem
     }
     let why: string | null = null;
     if (o === null || typeof o !== 'object' || Array.isArray(o)) why = 'not a JSON object';
-    else if (!Number.isSafeInteger(o.seq) || (o.seq as number) < 1) why = 'seq is not a positive integer';
+    else if (!Number.isSafeInteger(o.seq) || (o.seq as number) < 1 || (o.seq as number) > 2 ** 32 - 1)
+      why = `seq is not an integer from 1 to ${2 ** 32 - 1}`;
     else if (typeof o.run_id !== 'string') why = 'run_id is not a string';
     else if (typeof o.kind !== 'string' || !/^[a-z][a-z0-9_]{0,63}$/.test(o.kind))
       why = 'kind is not a snake_case name';
