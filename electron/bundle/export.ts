@@ -23,10 +23,10 @@ import {
   type ManifestRun,
   type RedactionProfile,
 } from './format';
-import { reportEventBytes, reportEventText, reportFrame } from './report';
+import { reportPage } from './report';
 import { loadOrCreateKeyPair, signManifest } from './sign';
 import { verifyMarkdown } from './verify-md';
-import { EntryBuilder, smallEntry, writeZipFile, type ZipEntry } from './zip-write';
+import { EntryBuilder, smallEntry, storedEntry, writeZipFile, type ZipEntry } from './zip-write';
 
 export interface PreviewRun {
   run_id: string;
@@ -178,18 +178,15 @@ function settled<T>(p: Promise<T>): Promise<T> {
 interface Pipeline {
   source: ChunkSource;
   redactor: Redactor;
-  report: EntryBuilder;
   /** Scans of chunks of events.jsonl in flight, with the entry they belong to. */
   scans: Promise<{ name: string; rules: string[] }>[];
-  /** Event lines that the report's `<` escape changed: scanned apart, as they sit in the page. */
-  reportScan: string[];
 }
 
 /**
  * One run through the pipeline: chunks of lines come from the source (workers read and sort them
  * in parallel), the events the profile changes are redacted here, in order, the state is folded
- * over the redacted events, and each finished chunk goes to the scan and into events.jsonl and
- * report.html (deflated in zlib's thread pool meanwhile).
+ * over the redacted events, and each finished chunk goes to the scan and into events.jsonl (deflated
+ * in zlib's thread pool meanwhile; report.html carries the same deflated bytes).
  */
 async function exportRun(
   p: Pipeline,
@@ -235,13 +232,6 @@ async function exportRun(
     // Important: the state is folded over the redacted lines, so state.json holds nothing they don't.
     folds.push(settled(p.source.fold(run.run_id, bytes, false)));
     events.add(bytes);
-    const asBytes = reportEventBytes(bytes, count === 0);
-    if (asBytes) p.report.add(asBytes);
-    else {
-      const r = reportEventText(bytes.toString('utf8').slice(0, -1).split('\n'), count === 0);
-      p.report.add(Buffer.from(r.text, 'utf8'));
-      p.reportScan.push(...r.escapedLines);
-    }
     count += c.count;
   }
   if (last ? last.seq !== run.head_seq || last.hash !== run.head_hash : run.head_seq !== 0) {
@@ -303,16 +293,11 @@ export async function exportBundle(ledger: LedgerReader, opts: ExportOptions): P
   const now = opts.now ?? (() => new Date().toISOString());
   const createdAt = now();
   const redactor = bundleRedactor(ledger, profile);
-  const report = new EntryBuilder(REPORT);
   const p: Pipeline = {
     source: chunkSource(ledger, runs, profile, opts.workers),
     redactor,
-    report,
     scans: [],
-    reportScan: [],
   };
-  const setReportHead = report.reserve();
-  const setAfterRun: ((raw: Buffer) => void)[] = [];
   // Entries in zip order: per run events.jsonl, state.json, redactions.txt; then the rest.
   const entries: (ZipEntry | EntryBuilder)[] = [];
   const manifestRuns: ManifestRun[] = [];
@@ -330,7 +315,6 @@ export async function exportBundle(ledger: LedgerReader, opts: ExportOptions): P
       const events = new EntryBuilder(`${dir}/events.jsonl`);
       entries.push(events);
       const r = await exportRun(p, run, dir, events);
-      setAfterRun.push(report.reserve());
       eventsRedacted += r.redactions.length;
       manifestRuns.push(r.manifest);
       states.push({ run_id: run.run_id, state: r.state });
@@ -357,15 +341,19 @@ export async function exportBundle(ledger: LedgerReader, opts: ExportOptions): P
     signer: key ? { alg: 'ed25519', fingerprint: key.fingerprint } : null,
   };
   entries.push(small(VERIFY_MD, verifyMarkdown(manifest)));
-  const frame = reportFrame(manifest, states);
-  setReportHead(Buffer.from(frame.head, 'utf8'));
-  frame.after.forEach((text, i) => setAfterRun[i]!(Buffer.from(text, 'utf8')));
-  entries.push(report);
 
   let zipEntries: ZipEntry[];
   let fired: Set<string>;
+  let report: ReturnType<typeof reportPage>;
   try {
     zipEntries = await Promise.all(entries.map((e) => (e instanceof EntryBuilder ? e.finish() : e)));
+    // report.html holds each run's events.jsonl as deflated for the zip (gzip, base64): stored.
+    const built = new Map(zipEntries.map((e) => [e.name, e]));
+    report = reportPage(
+      manifest,
+      states.map((s, i) => ({ ...s, events: built.get(`${manifestRuns[i]!.dir}/events.jsonl`)! })),
+    );
+    zipEntries.push(storedEntry(REPORT, report.pieces));
     fired = new Set<string>();
     for (const s of await Promise.all(p.scans)) for (const rule of s.rules) fired.add(`${s.name}: ${rule}`);
   } finally {
@@ -379,11 +367,11 @@ export async function exportBundle(ledger: LedgerReader, opts: ExportOptions): P
 
   // Important: the bundle's own bytes pass every detector before it may exist under its name. The
   // events.jsonl chunks were scanned as they were made; here the rest: the small entries as they
-  // are, report.html as its frame and the lines the `<` escape changed (its other event lines are
-  // byte-identical to lines of events.jsonl, scanned already).
+  // are, report.html as decoded: all of it but its events, which decode to the exact bytes of the
+  // runs' events.jsonl (their own deflate stream), scanned already.
   scanned.push(
     { name: MANIFEST, text: manifestBytes.toString('utf8') },
-    { name: REPORT, text: [frame.scanText, ...p.reportScan].join('\n') },
+    { name: REPORT, text: report.scanText },
   );
   for (const e of head.slice(1)) scanned.push({ name: e.name, text: sigText });
   for (const { name, text } of scanned)

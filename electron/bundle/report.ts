@@ -1,4 +1,5 @@
 import type { BundleManifest } from './format';
+import type { ZipEntry } from './zip-write';
 
 const CSS = `
 *{box-sizing:border-box}body{margin:0;font:13px/1.45 system-ui,sans-serif;color:#1d232b;background:#f6f7f9}
@@ -14,22 +15,29 @@ mark.ph{background:#fde6c8;color:#7a4a00;border-radius:3px}.pager{padding:4px 10
 .rules{font-size:12px}.rules td{padding:0 8px 0 0}#runs li .sub{color:#6a7380;font-size:11px}
 `;
 
-// Vanilla JS, no network, no eval: data comes from the inline JSON block and is shown with
-// textContent only, so nothing in an event can become markup.
+// Vanilla JS, no network, no eval: the runs and states come from the inline JSON block, each run's
+// events.jsonl from its gzip block (base64), unpacked with the browser's DecompressionStream; all is
+// shown with textContent only, so nothing in an event can become markup.
 const SCRIPT = `
 (function(){
 var data=JSON.parse(document.getElementById('bundle-data').textContent);
-var PAGE=500,cur=0,page=0,sel=null;
+var PAGE=500,cur=0,page=0,sel=null,status='unpacking the events…';
 function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;if(text!=null)e.textContent=text;return e;}
 function withPlaceholders(target,text){var re=/\\[REDACTED:[^\\]]+\\]/g,last=0,m;
  while((m=re.exec(text))){target.appendChild(document.createTextNode(text.slice(last,m.index)));target.appendChild(el('mark','ph',m[0]));last=m.index+m[0].length;}
  target.appendChild(document.createTextNode(text.slice(last)));}
+function unpack(i){var b=atob(document.getElementById('events-'+i).textContent),n=b.length,bytes=new Uint8Array(n);
+ for(var k=0;k<n;k++)bytes[k]=b.charCodeAt(k);
+ return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text().then(function(t){
+  var evs=[],s=0;while(s<t.length){var nl=t.indexOf('\\n',s);if(nl<0)nl=t.length;if(nl>s)evs.push(JSON.parse(t.slice(s,nl)));s=nl+1;}
+  data.runs[i].events=evs;});}
 function runsList(){var ul=document.getElementById('runs');ul.textContent='';
  data.runs.forEach(function(r,i){var li=el('li',i===cur?'sel':'');li.setAttribute('data-testid','run-item');li.appendChild(el('div','',r.run_id));
-  li.appendChild(el('div','sub',r.events.length+' events, '+((r.state&&r.state.status)||'')));
+  li.appendChild(el('div','sub',r.count+' events, '+((r.state&&r.state.status)||'')));
   li.onclick=function(){cur=i;page=0;sel=null;render();};ul.appendChild(li);});}
 function timeline(){var r=data.runs[cur],ul=document.getElementById('timeline-list');ul.textContent='';if(!r)return;
- var evs=r.events,from=page*PAGE,to=Math.min(evs.length,from+PAGE);
+ var evs=r.events;if(!evs){document.getElementById('page-label').textContent=status;return;}
+ var from=page*PAGE,to=Math.min(evs.length,from+PAGE);
  for(var i=from;i<to;i++){(function(e){var li=el('li',sel===e?'sel':'');li.setAttribute('data-testid','timeline-item');li.setAttribute('data-seq',String(e.seq));
   li.appendChild(el('span','seq',String(e.seq)));li.appendChild(document.createTextNode(e.kind));
   if(e.digest)li.appendChild(el('span','badge','redacted'));
@@ -43,8 +51,10 @@ function state(){var pre=document.getElementById('state-body'),r=data.runs[cur];
  if(r)withPlaceholders(pre,JSON.stringify(r.state,null,2));}
 function render(){runsList();timeline();payload();state();}
 document.getElementById('prev').onclick=function(){if(page>0){page--;render();}};
-document.getElementById('next').onclick=function(){var r=data.runs[cur];if(r&&(page+1)*PAGE<r.events.length){page++;render();}};
+document.getElementById('next').onclick=function(){var r=data.runs[cur];if(r&&r.events&&(page+1)*PAGE<r.events.length){page++;render();}};
 render();
+if(typeof DecompressionStream==='undefined'){status='this browser cannot unpack the events: it needs DecompressionStream (Chromium 80, Firefox 113, Safari 16.4 or later)';render();return;}
+Promise.all(data.runs.map(function(_,i){return unpack(i);})).then(render,function(e){status='the events cannot be unpacked: '+e;render();});
 })();
 `;
 
@@ -52,69 +62,79 @@ function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** Escapes `<` inside the data block: it only occurs inside JSON strings, where \u003c means the same. */
+/** Escapes `<` in the JSON block: it only occurs inside JSON strings, where \u003c means the same. */
 const esc3c = (t: string): string => (t.includes('<') ? t.replace(/</g, '\\u003c') : t);
 
+/** gzip member header: deflate, no name, no time, unknown OS (RFC 1952). */
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+
 /**
- * report.html around its event lines, so the exporter can stream the lines (deflated piece by piece)
- * and fill the rest in once the states and counts are known: the page is `head`, run 0's event
- * text (reportEventText), `after[0]`, run 1's event text, …, `after[n-1]`.
+ * A deflated zip entry as a gzip file (RFC 1952): the same deflate stream between a header and a
+ * trailer of its CRC-32 and size, which the entry has already. Nothing is compressed again.
  */
-export interface ReportFrame {
-  head: string;
-  /** Run i's state and the start of run i+1, or the end of the page. */
-  after: string[];
-  /** The frame's own text, for the exporter's output scan (the event lines are scanned apart). */
-  scanText: string;
+export function gzipOfEntry(e: ZipEntry): Buffer[] {
+  if (e.stored) throw new Error(`${e.name} is stored, not deflated`);
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(e.crc >>> 0, 0);
+  trailer.writeUInt32LE(e.size % 2 ** 32, 4);
+  return [GZIP_HEADER, ...e.data, trailer];
 }
 
-/** A run's event lines as they sit in the data block: joined by ',', with `<` escaped. */
-export function reportEventText(
-  lines: readonly string[],
-  first: boolean,
-): { text: string; escapedLines: string[] } {
-  let text = (first || lines.length === 0 ? '' : ',') + lines.join(',');
-  const escapedLines: string[] = [];
-  if (text.includes('<')) {
-    text = esc3c(text);
-    for (const line of lines) if (line.includes('<')) escapedLines.push(esc3c(line));
+/** Base64 of the pieces' bytes in order, in pieces (no one string of the whole). */
+export function base64Pieces(pieces: readonly Buffer[]): Buffer[] {
+  const out: Buffer[] = [];
+  let carry = Buffer.alloc(0);
+  for (const p of pieces) {
+    // Complete the triple left over from the piece before, then whole triples of this one.
+    let at = 0;
+    if (carry.length > 0) {
+      at = Math.min(3 - carry.length, p.length);
+      carry = Buffer.concat([carry, p.subarray(0, at)]);
+      if (carry.length < 3) continue;
+      out.push(Buffer.from(carry.toString('base64'), 'latin1'));
+    }
+    const whole = at + Math.floor((p.length - at) / 3) * 3;
+    if (whole > at) out.push(Buffer.from(p.toString('base64', at, whole), 'latin1'));
+    carry = Buffer.from(p.subarray(whole));
   }
-  return { text, escapedLines };
+  if (carry.length > 0) out.push(Buffer.from(carry.toString('base64'), 'latin1'));
+  return out;
 }
 
-/**
- * reportEventText from the bytes of a chunk of events.jsonl (complete lines), in one copy and no
- * string: the same bytes, as long as no line holds `<` (then null: use reportEventText).
- */
-export function reportEventBytes(chunk: Buffer, first: boolean): Buffer | null {
-  if (chunk.length === 0 || chunk.indexOf(0x3c) !== -1) return null;
-  const body = chunk.length - 1; // without the last newline
-  const out = Buffer.allocUnsafe(body + (first ? 0 : 1));
-  let at = 0;
-  if (!first) out[at++] = 0x2c;
-  chunk.copy(out, at, 0, body);
-  // A newline byte never occurs inside a UTF-8 sequence, nor inside a JSON line.
-  for (let i = out.indexOf(0x0a, at); i !== -1; i = out.indexOf(0x0a, i + 1)) out[i] = 0x2c;
-  return out;
+/** report.html's bytes in pieces, and the text the exporter's output scan must read for it. */
+export interface ReportPage {
+  pieces: Buffer[];
+  /**
+   * The page as decoded, but for the runs' events, which are their events.jsonl entries' exact
+   * bytes (gzip, base64) and scanned as those: every other byte of the page, the JSON block as is.
+   */
+  scanText: string;
 }
 
 /**
  * report.html: one self-contained page (inline CSS and JS, a CSP that forbids every fetch) that
  * shows the bundle's runs read-only: a timeline per run, an event's payload on click, the final state.
- * Important: every part of the data block goes through esc3c, so no `</script>` or `<!--` in event
- * content can end it.
+ * Each run's events are its events.jsonl as the bundle holds it, deflated already: a gzip file of
+ * that same deflate stream, in base64, unpacked by the page. The page is stored in the zip as it
+ * is (it would not deflate further), a third of the events' size instead of all of it, so
+ * verify-bundle hashes a third as many bytes and inflates none. The JSON block (runs, states)
+ * goes through esc3c, so no `</script>` or `<!--` in a state can end it; base64 holds no `<`.
  */
-export function reportFrame(
+export function reportPage(
   manifest: BundleManifest,
-  runs: readonly { run_id: string; state: unknown }[],
-): ReportFrame {
-  const open = (i: number) => `{"run_id":${JSON.stringify(runs[i]!.run_id)},"events":[`;
-  const close = (i: number) => `],"state":${JSON.stringify(runs[i]!.state)}}`;
+  runs: readonly { run_id: string; state: unknown; events: ZipEntry }[],
+): ReportPage {
   const rules = Object.entries(manifest.redaction.rules)
     .map(([rule, n]) => `<tr><td>${esc(rule)}</td><td>${n}</td></tr>`)
     .join('');
   const totalEvents = manifest.runs.reduce((n, r) => n + r.events, 0);
-  const before = `<!doctype html>
+  const counts = new Map(manifest.runs.map((r) => [r.run_id, r.events]));
+  const json = esc3c(
+    JSON.stringify({
+      runs: runs.map((r) => ({ run_id: r.run_id, count: counts.get(r.run_id) ?? 0, state: r.state })),
+    }),
+  );
+  const head = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -128,15 +148,24 @@ export function reportFrame(
 <section data-testid="timeline"><h2>Timeline</h2><div class="pager"><button id="prev">‹</button><span id="page-label"></span><button id="next">›</button></div><ul id="timeline-list"></ul></section>
 <section><h2>Payload</h2><pre id="payload-body" data-testid="payload"></pre><h2>Final state</h2><pre id="state-body" data-testid="state"></pre></section>
 </main>
-<script type="application/json" id="bundle-data">`;
-  const end = `</script>
-<script>${SCRIPT}</script>
+<script type="application/json" id="bundle-data">${json}</script>
+`;
+  const end = `<script>${SCRIPT}</script>
 </body></html>
 `;
-  const head = before + esc3c('{"runs":[' + (runs.length ? open(0) : ''));
-  const after = runs.map((_, i) =>
-    i + 1 < runs.length ? esc3c(close(i) + ',' + open(i + 1)) : esc3c(close(i) + ']}') + end,
-  );
-  if (runs.length === 0) return { head: head + ']}' + end, after: [], scanText: head + ']}' + end };
-  return { head, after, scanText: [head, ...after].join('\n') };
+  const pieces: Buffer[] = [Buffer.from(head, 'utf8')];
+  const frame: string[] = [head];
+  runs.forEach((r, i) => {
+    const open = `<script type="application/gzip;base64" id="events-${i}">`;
+    const close = '</script>\n';
+    pieces.push(
+      Buffer.from(open, 'utf8'),
+      ...base64Pieces(gzipOfEntry(r.events)),
+      Buffer.from(close, 'utf8'),
+    );
+    frame.push(open + close);
+  });
+  pieces.push(Buffer.from(end, 'utf8'));
+  frame.push(end);
+  return { pieces, scanText: frame.join('') };
 }

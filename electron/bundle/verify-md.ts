@@ -40,6 +40,7 @@ ${runs}
 
 Placeholders \`[REDACTED:<rule>#<n>]\` stand for removed values; the same value has the same
 placeholder throughout this bundle. The manifest counts replacements per rule, never the values.
-\`report.html\` shows the runs in any browser, offline; it does not verify anything itself.
+\`report.html\` shows the runs in a browser, offline (one recent enough to unpack the events it
+carries: Chromium 80, Firefox 113, Safari 16.4 or later); it does not verify anything itself.
 `;
 }

@@ -13,10 +13,12 @@ import { sha256Bytes } from '../crypto';
  * produced (see EntryBuilder), which no streaming zip library does for one entry.
  */
 
-/** One entry: its deflated pieces in order, and the facts about its uncompressed bytes. */
+/** One entry: its deflated (or, `stored`, its own) pieces in order, and the facts about its bytes. */
 export interface ZipEntry {
   name: string;
   data: Buffer[];
+  /** Written as it is (method 0): for content that is compressed already, where deflate gains nothing. */
+  stored?: boolean;
   crc: number;
   size: number;
   sha256: string;
@@ -76,6 +78,19 @@ export class EntryBuilder {
   }
 }
 
+/** An entry stored without compression, from its pieces in order. */
+export function storedEntry(name: string, pieces: Buffer[]): ZipEntry {
+  let crc = 0;
+  let size = 0;
+  const hash = createHash('sha256');
+  for (const p of pieces) {
+    crc = crc32(p, crc);
+    size += p.length;
+    hash.update(p);
+  }
+  return { name, data: pieces, stored: true, crc, size, sha256: hash.digest('hex') };
+}
+
 /** A small entry in one go (manifest, VERIFY.md, state.json, …). */
 export function smallEntry(name: string, raw: Buffer): ZipEntry {
   return {
@@ -99,17 +114,25 @@ const MAX32 = 0xffffffff;
 
 /**
  * The fields a local header (from byte 4) and a central directory header (from byte 6, after
- * "version made by") share, in the same order: version needed 2.0 (deflate), UTF-8 names, deflate,
- * time, date, CRC-32, compressed and uncompressed size, name length.
+ * "version made by") share, in the same order: version needed (2.0 for deflate, 1.0 stored), UTF-8
+ * names, method (deflate or stored), time, date, CRC-32, compressed and uncompressed size, name length.
  */
 function writeHeaderFields(
   b: Buffer,
   at: number,
-  f: { time: number; date: number; crc: number; csize: number; size: number; nameLength: number },
+  f: {
+    stored: boolean;
+    time: number;
+    date: number;
+    crc: number;
+    csize: number;
+    size: number;
+    nameLength: number;
+  },
 ): void {
-  b.writeUInt16LE(20, at);
+  b.writeUInt16LE(f.stored ? 10 : 20, at);
   b.writeUInt16LE(0x0800, at + 2);
-  b.writeUInt16LE(8, at + 4);
+  b.writeUInt16LE(f.stored ? 0 : 8, at + 4);
   b.writeUInt16LE(f.time, at + 6);
   b.writeUInt16LE(f.date, at + 8);
   b.writeUInt32LE(f.crc >>> 0, at + 10);
@@ -119,7 +142,7 @@ function writeHeaderFields(
 }
 
 /**
- * Writes the entries as a zip (deflate, UTF-8 names, Unix mode 0644) to a new file (`wx`) and makes
+ * Writes the entries as a zip (deflated or stored, UTF-8 names, Unix mode 0644) to a new file (`wx`) and makes
  * it durable (fsync). No ZIP64: a bundle past 4 GiB is refused (readers refuse 2 GiB anyway).
  */
 export function writeZipFile(file: string, entries: readonly ZipEntry[], mtime: Date): void {
@@ -133,7 +156,8 @@ export function writeZipFile(file: string, entries: readonly ZipEntry[], mtime: 
     if (e.size > MAX32 || csize > MAX32 || offset + 30 + name.length + csize > MAX32) {
       throw new ProofloopError('invalid_input', 'the bundle would be larger than 4 GiB: export fewer runs');
     }
-    const fields = { time, date, crc: e.crc, csize, size: e.size, nameLength: name.length };
+    const stored = e.stored === true;
+    const fields = { stored, time, date, crc: e.crc, csize, size: e.size, nameLength: name.length };
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     writeHeaderFields(local, 4, fields);

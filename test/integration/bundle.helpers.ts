@@ -1,4 +1,4 @@
-import { crc32 } from 'node:zlib';
+import { crc32, gunzipSync } from 'node:zlib';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,22 @@ export async function readZip(file: string): Promise<Map<string, Buffer>> {
     out.set(entry.fileName, Buffer.concat(chunks));
   }
   return out;
+}
+
+/**
+ * What report.html carries: its JSON block, and each run's events as the page unpacks them (the
+ * `events-<i>` blocks: base64 of a gzip file), in run order.
+ */
+export function reportContent(html: string): { data: unknown; events: Buffer[] } {
+  const data = /<script type="application\/json" id="bundle-data">([^<]*)<\/script>/.exec(html);
+  if (!data) throw new Error('report.html has no JSON block');
+  const events: Buffer[] = [];
+  const re = /<script type="application\/gzip;base64" id="events-(\d+)">([^<]*)<\/script>/g;
+  for (let m = re.exec(html); m; m = re.exec(html)) {
+    if (Number(m[1]) !== events.length) throw new Error(`events-${m[1]} out of order`);
+    events.push(gunzipSync(Buffer.from(m[2]!, 'base64')));
+  }
+  return { data: JSON.parse(data[1]!) as unknown, events };
 }
 
 /** Writes entries as a normal zip (for tampered bundles). */

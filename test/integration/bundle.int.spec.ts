@@ -8,7 +8,7 @@ import { exportBundle, openBundle, previewBundle, verifyBundle } from '../../ele
 import { storeArtifact } from '../../electron/runner/artifacts';
 import { ProofloopService } from '../../electron/service/service';
 import { main } from '../../electron/cli/main';
-import { freshDir, homeIn, readZip, simpleRun } from './bundle.helpers';
+import { freshDir, homeIn, readZip, reportContent, simpleRun } from './bundle.helpers';
 
 /** One planted value per detector kind: `secret` is what must vanish, `text` how it appears. */
 const PLANTED = [
@@ -213,7 +213,10 @@ describe('planted credentials', () => {
         'runs/001-leaky-1/state.json',
       ].sort(),
     );
-    for (const [name, data] of entries) {
+    // report.html as the page reads it too: its events are packed (gzip, base64).
+    const report = reportContent(entries.get('report.html')!.toString('utf8'));
+    const decoded = [...entries, ['report.html events', Buffer.concat(report.events)] as const];
+    for (const [name, data] of decoded) {
       const text = data.toString('utf8');
       for (const p of [...PLANTED, ...PERSONAL, { rule: 'sensitive_key', secret: NESTED_KEY_SECRET }]) {
         expect(text.includes(p.secret), `${p.rule} in ${name}`).toBe(false);
@@ -306,6 +309,35 @@ describe('export', () => {
     expect(p.runs[0]!.seqs).toEqual([3, 6, 9, 12, 15, 18]);
     expect(previewBundle(ledger, ['r1'], 'credentials').events_redacted).toBe(0);
     expect(readdirSync(dir).filter((f) => f.endsWith('.zip'))).toEqual([]);
+  });
+
+  it('report.html holds every events.jsonl as the zip deflates it (gzip, base64) and is stored', async () => {
+    simpleRun(ledger, 'r1', 300);
+    simpleRun(ledger, 'r2', 2);
+    simpleRun(ledger, 'r3', 40, '</script><!--');
+    const out = join(dir, 'report.zip');
+    const r = await exportBundle(ledger, { runIds: ['r1', 'r2', 'r3'], out });
+    const entries = await readZip(out);
+    const html = entries.get('report.html')!.toString('utf8');
+    const { data, events } = reportContent(html);
+    expect(events).toEqual(r.manifest.runs.map((run) => entries.get(`${run.dir}/events.jsonl`)));
+    expect(data).toMatchObject({
+      runs: [
+        { run_id: 'r1', count: 300 },
+        { run_id: 'r2', count: 2 },
+        { run_id: 'r3', count: 40, state: { status: 'completed' } },
+      ],
+    });
+    // No event text in the page as it is, nor anything that ends a script block early.
+    expect(html).not.toContain('tokens_before');
+    expect(html.match(/<\/script>/g)).toHaveLength(5);
+    // Stored, not deflated again (method 0 in the central directory); it verifies.
+    const zip = readFileSync(out);
+    const at = zip.lastIndexOf(Buffer.from('report.html')) - 46;
+    expect(zip.readUInt32LE(at)).toBe(0x02014b50);
+    expect(zip.readUInt16LE(at + 10)).toBe(0);
+    expect(zip.readUInt32LE(at + 20)).toBe(zip.readUInt32LE(at + 24));
+    expect(await verifyBundle(out)).toMatchObject({ ok: true, integrity: 'ok' });
   });
 
   it('refuses to leave a bundle in which a detector still fires, and leaves no partial file', async () => {
