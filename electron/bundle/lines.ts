@@ -45,8 +45,9 @@ const sha = (s: string): string => hash('sha256', s, 'hex');
  * Runs in the verify workers (verify-worker.ts) and, for small bundles, in the main thread.
  */
 export function analyzeLines(text: string, runId: string, keep: boolean): LineBatch {
-  const seqs: number[] = [];
-  const flags: number[] = [];
+  // Sized for lines of ~256 bytes (an event line is longer), grown if need be; cut to size at the end.
+  let seqs = new Float64Array((text.length >>> 8) + 16);
+  let flags = new Uint8Array(seqs.length);
   const out: LineBatch = {
     count: 0,
     seqs: new Float64Array(0),
@@ -133,16 +134,25 @@ export function analyzeLines(text: string, runId: string, keep: boolean): LineBa
       out.firstHash = hash;
     } else if (prev === out.lastHash) f |= PREV_OK;
     out.lastHash = hash;
+    if (index === seqs.length) {
+      const more = new Float64Array(seqs.length * 2);
+      more.set(seqs);
+      seqs = more;
+      const moreFlags = new Uint8Array(more.length);
+      moreFlags.set(flags);
+      flags = moreFlags;
+    }
+    seqs[index] = o.seq as number;
+    flags[index] = f;
     out.count += 1;
-    seqs.push(o.seq as number);
-    flags.push(f);
     if (keep) {
       out.events!.push(o as unknown as LedgerEvent);
       out.digests!.push(digest);
     }
   }
-  out.seqs = Float64Array.from(seqs);
-  out.flags = Uint8Array.from(flags);
+  // Copies of their own (not views of the larger arrays): a worker transfers their buffers.
+  out.seqs = seqs.slice(0, out.count);
+  out.flags = flags.slice(0, out.count);
   return out;
 }
 
@@ -192,6 +202,12 @@ const decoder = new TextDecoder();
 /** Analyze in this thread. */
 export const analyzeHere: Analyze = async (bytes, runId) => analyzeLines(decoder.decode(bytes), runId, false);
 
+/**
+ * Bytes in shared memory: a block posted to a worker is shared, not copied (a copy would be of the
+ * whole buffer, twice the block); it stays here for this thread to analyse should the worker fail.
+ */
+const shared = (n: number): Uint8Array => new Uint8Array(new SharedArrayBuffer(n));
+
 /** Lines are handed on in blocks of about this size (a worker analyses one in ~5 ms). */
 const BLOCK = 512 * 1024;
 
@@ -202,7 +218,7 @@ const BLOCK = 512 * 1024;
  * order, then `{ truncated: true }` for a last line without \n, or throws for a line too long.
  */
 export class LineFeed {
-  private buf = new Uint8Array(BLOCK * 2);
+  private buf = shared(BLOCK * 2);
   private used = 0;
   private readonly results: Promise<LineBatch>[] = [];
   private pending = 0;
@@ -227,7 +243,7 @@ export class LineFeed {
         this.error = new Error(`a line is longer than ${MAX_LINE_BYTES} bytes`);
         return ready();
       }
-      const bigger = new Uint8Array(Math.max(this.buf.length * 2, this.used + chunk.length));
+      const bigger = shared(Math.max(this.buf.length * 2, this.used + chunk.length));
       bigger.set(this.buf.subarray(0, this.used));
       this.buf = bigger;
     }
@@ -255,7 +271,7 @@ export class LineFeed {
     const block = this.buf;
     const size = nl + 1;
     const rest = this.used - size;
-    this.buf = new Uint8Array(Math.max(BLOCK * 2, rest));
+    this.buf = shared(Math.max(BLOCK * 2, rest));
     this.buf.set(block.subarray(size, this.used));
     this.used = rest;
     this.pending++;

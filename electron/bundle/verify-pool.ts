@@ -40,7 +40,8 @@ interface Job {
  * Starts `n` workers; null when none can be started (no built worker file), so the caller analyses
  * in this thread. A job goes to the worker with the fewest pending, or, with `helpAt`, is done in
  * this thread when every worker has that many pending already. A worker that fails (it should not)
- * has its jobs done again in this thread: the bytes are copied to workers, not moved, for that.
+ * has its jobs done again in this thread: the bytes are shared with workers (LineFeed), not moved,
+ * for that.
  */
 export function startVerifyPool(n: number, helpAt = Infinity): VerifyPool | null {
   if (n <= 0) return null;

@@ -289,7 +289,7 @@ export interface EntrySink {
 export type EntryRoute = 'keep' | 'hash' | EntrySink;
 
 const IN_MEMORY_BYTES = 128 * 1024 * 1024;
-const INFLATE_CHUNK = 256 * 1024;
+const INFLATE_CHUNK = 1024 * 1024;
 
 /**
  * Reads a bundle zip as untrusted input, in memory and in one pass: every entry of the central

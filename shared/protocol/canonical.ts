@@ -17,6 +17,19 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+/**
+ * The value as JSON.stringify must be given it to write its canonical JSON, also as a member of a
+ * larger value (objects with their keys in canonical order, sharing what is in order already), or
+ * `undefined` when only canonicalJson can write it (see sortedForStringify) or it has no JSON form.
+ * Throws as canonicalJson does for a non-finite number.
+ */
+export function stringifiable(value: unknown): unknown {
+  const t = typeof value;
+  if (t !== 'object' && t !== 'string' && t !== 'number' && t !== 'boolean') return undefined;
+  const sorted = sortedForStringify(value);
+  return sorted === UNSORTABLE ? undefined : sorted;
+}
+
 /** A value whose key order JSON.stringify cannot be made to follow (see sortedForStringify). */
 const UNSORTABLE = Symbol('unsortable');
 

@@ -1,4 +1,4 @@
-import { canonicalJson } from './canonical';
+import { canonicalJson, stringifiable } from './canonical';
 
 /** SHA-256 of a UTF-8 string as lowercase hex. Injected: Node's crypto in main, WebCrypto-free JS elsewhere. */
 export type Sha256Hex = (input: string) => string;
@@ -36,6 +36,18 @@ export function digestParts(
   payload: unknown,
   sha256: Sha256Hex,
 ): string {
+  // The whole wrapper in one JSON.stringify when it can write it canonically (its keys are in JCS
+  // order already): one flat string, measured faster to build and hash than the pieces joined.
+  const sorted = stringifiable(payload);
+  if (
+    sorted !== undefined &&
+    typeof runId === 'string' &&
+    typeof kind === 'string' &&
+    typeof at === 'string' &&
+    Number.isFinite(seq) &&
+    Number.isFinite(v)
+  )
+    return sha256(JSON.stringify({ at, kind, payload: sorted, run_id: runId, seq, v }));
   return digestCanonical(seq, runId, kind, v, at, canonicalJson(payload), sha256);
 }
 

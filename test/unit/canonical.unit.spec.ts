@@ -127,4 +127,24 @@ describe('event digest', () => {
       { numRuns: 500 },
     );
   });
+
+  it('is the same on both of its paths (the whole wrapper stringified, or canonicalJson of the payload)', () => {
+    const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
+    const reference = (payload: unknown) =>
+      sha(canonicalJsonReference({ seq: 7, run_id: 'r"1', kind: 'k', v: 2, at: 'é\u2028', payload }));
+    const payloads: unknown[] = [
+      { b: 1, a: [{ d: null, c: 'x' }] }, // unsorted keys: sorted copies, one stringify
+      { '1': 'a', b: { '0': true } }, // integer-like keys: canonicalJson writes it
+      { at: new Date(0) }, // toJSON: canonicalJson writes it
+      { x: undefined, y: 1e21, z: -0 },
+      'text',
+      12.5,
+      null,
+      [3, { b: 1, a: 2 }],
+    ];
+    for (const payload of payloads)
+      expect(digestEvent(7, 'r"1', 'k', 2, 'é\u2028', payload)).toBe(reference(payload));
+    expect(() => digestEvent(7, 'r', 'k', 2, 'a', { x: NaN })).toThrow(/not allowed/);
+    expect(() => digestEvent(7, 'r', 'k', 2, 'a', undefined)).toThrow(/no JSON form/);
+  });
 });
