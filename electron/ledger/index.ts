@@ -6,7 +6,7 @@ export {
   type CreateRunOptions,
   type AppendListener,
 } from './ledger';
-export { ChainVerifier, verifyEvents, type VerifyReport } from './verify';
+export { ChainVerifier, digestRunIdOf, verifyEvents, type VerifyReport } from './verify';
 export { repairMirrors } from './mirror';
 export { ledgerPath } from './open';
 export * from './types';

@@ -1,6 +1,6 @@
-import { ZERO_HASH, chainLink, eventDigest, type LedgerEvent } from '../../shared/protocol';
+import { ZERO_HASH, chainLink, digestParts, type LedgerEvent } from '../../shared/protocol';
 import { sha256Hex } from '../crypto';
-import type { Finding } from './types';
+import type { Finding, RunRow } from './types';
 
 export interface VerifyReport {
   ok: boolean;
@@ -23,9 +23,14 @@ export class ChainVerifier {
   count = 0;
   readonly findings: Finding[] = [];
 
+  /**
+   * @param digestRunId the run id the digests cover when it is not the events' own: a run stored
+   * under a new id (an import or a bundle whose id was taken) keeps its source's digests.
+   */
   constructor(
     private readonly file: string | null = null,
     private readonly maxFindings = 1000,
+    private readonly digestRunId: string | null = null,
   ) {}
 
   get head(): { seq: number; hash: string } {
@@ -50,7 +55,8 @@ export class ChainVerifier {
       });
     }
     // A redacted event carries the digest of its original content; any other is recomputed.
-    const digest = e.digest ?? eventDigest(e, sha256Hex);
+    const digest =
+      e.digest ?? digestParts(e.seq, this.digestRunId ?? e.run_id, e.kind, e.v, e.at, e.payload, sha256Hex);
     if (e.prev !== this.prevHash) {
       this.add({
         code: 'chain_broken',
@@ -82,9 +88,14 @@ export class ChainVerifier {
 export function verifyEvents(
   runId: string,
   events: Iterable<LedgerEvent & { redacted?: boolean }>,
-  opts: { file?: string | null; expectedHead?: { seq: number; hash: string } } = {},
+  opts: {
+    file?: string | null;
+    expectedHead?: { seq: number; hash: string };
+    /** See ChainVerifier. */
+    digestRunId?: string | null;
+  } = {},
 ): VerifyReport {
-  const v = new ChainVerifier(opts.file ?? null);
+  const v = new ChainVerifier(opts.file ?? null, undefined, opts.digestRunId ?? null);
   for (const e of events) v.push(e);
   const head = v.head;
   if (opts.expectedHead && (opts.expectedHead.seq !== head.seq || opts.expectedHead.hash !== head.hash)) {
@@ -105,4 +116,14 @@ export function verifyEvents(
     chained: true,
     findings: v.findings,
   };
+}
+
+/**
+ * The run id a stored run's digests cover: its source's when it was stored under a new id (an
+ * imported run whose id was taken, meta.source_run_id; a bundle's, meta.bundle.renamed_from).
+ */
+export function digestRunIdOf(run: Pick<RunRow, 'run_id' | 'meta'>): string {
+  const meta = run.meta as { source_run_id?: unknown; bundle?: { renamed_from?: unknown } };
+  const from = meta.bundle?.renamed_from ?? meta.source_run_id;
+  return typeof from === 'string' && from.length > 0 ? from : run.run_id;
 }

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ProofloopError } from '../../shared/result';
-import { verifyEvents } from '../ledger';
+import { digestRunIdOf, verifyEvents } from '../ledger';
 import { ID_RANGE, idRange } from '../ledger/event-ids';
 import type { ServiceContext } from './context';
 import type { Handler as H } from './handler';
@@ -55,6 +55,7 @@ export function ledgerHandlers(ctx: ServiceContext) {
     const ledger = ctx.ledger();
     const report = verifyEvents(run_id, ledger.iterate(run_id), {
       expectedHead: { seq: run.head_seq, hash: run.head_hash },
+      digestRunId: digestRunIdOf(run),
     });
     // Problems found when the run was imported are part of its verdict too.
     const recorded = ledger.findings(run_id);

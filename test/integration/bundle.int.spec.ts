@@ -454,6 +454,9 @@ describe('open', () => {
         renamed_from: 'r1',
         verdict: { integrity: 'ok', signature: 'absent' },
       });
+      // Stored under a new id, its digests still cover r1: the ledger's own chain check says so.
+      const checked = await svc.invoke('run.verify', { run_id: opened.run_ids[0]! });
+      expect(checked).toMatchObject({ ok: true, events: 20, findings: [] });
       const outside = await svc.call('bundle.verify', { file: '../cli.zip' });
       expect(outside).toMatchObject({ ok: false, error: { code: 'forbidden_path' } });
     } finally {

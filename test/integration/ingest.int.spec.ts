@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Ledger, verifyEvents } from '../../electron/ledger';
+import { Ledger, digestRunIdOf, verifyEvents } from '../../electron/ledger';
 import { ingestFile, ingestFolder, verifyFile } from '../../electron/ingest';
 import { importFile } from '../../electron/ingest/importer';
 import { generateFile } from '../../bench/ingest';
@@ -302,6 +302,27 @@ describe('chained ProofLoop files', () => {
     expect(found).toContainEqual(['invalid_event', 4, 4, expect.stringMatching(/prev/)]);
     expect(found.filter(([code, line]) => code === 'chain_broken' && line === 5).length).toBeGreaterThan(0);
     expect(found.some(([code, line]) => code === 'invalid_event' && line === 5)).toBe(false);
+  });
+
+  it('a run stored under a new id (its id was taken) keeps its source id for its digests, and verifies', async () => {
+    const folder = tmp();
+    generateFile(join(folder, 'a', 'events.jsonl'), 50, 'same-id');
+    generateFile(join(folder, 'b', 'events.jsonl'), 30, 'same-id');
+    const l = open(folder);
+    await ingestFolder(l);
+    const runs = l.runs().filter((r) => r.run_id.startsWith('same-id'));
+    expect(runs.map((r) => r.run_id).sort()).toEqual(['same-id', 'same-id:2']);
+    const renamed = l.run('same-id:2')!;
+    expect(digestRunIdOf(renamed)).toBe('same-id');
+    for (const r of runs) {
+      const report = verifyEvents(r.run_id, l.iterate(r.run_id), {
+        expectedHead: { seq: r.head_seq, hash: r.head_hash },
+        digestRunId: digestRunIdOf(r),
+      });
+      expect(report.findings).toEqual([]);
+    }
+    // Digests taken with the id it is stored under would not link.
+    expect(verifyEvents('same-id:2', l.iterate('same-id:2')).ok).toBe(false);
   });
 
   it('a seq beyond the largest a run can have (2^32 - 1) is an invalid event, and takes no other seq', async () => {
