@@ -1,15 +1,13 @@
 // A worker thread of verify-bundle: analyses blocks of complete events.jsonl lines (lines.ts) and
 // sends back their compact results (typed arrays, transferred).
 import { parentPort } from 'node:worker_threads';
-import { analyzeLines } from './lines';
+import { analyzeBytes } from './lines';
 import type { VerifyJob, VerifyReply } from './verify-pool';
-
-const decoder = new TextDecoder();
 
 parentPort!.on('message', (job: VerifyJob) => {
   let reply: VerifyReply;
   try {
-    const batch = analyzeLines(decoder.decode(job.bytes), job.runId, false);
+    const batch = analyzeBytes(job.bytes, job.runId, false);
     reply = { id: job.id, batch };
     parentPort!.postMessage(reply, [batch.seqs.buffer as ArrayBuffer, batch.flags.buffer as ArrayBuffer]);
     return;

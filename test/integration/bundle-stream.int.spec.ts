@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Bytes } from '../../electron/crypto';
 import { Ledger } from '../../electron/ledger';
 import { exportBundle, verifyBundle } from '../../electron/bundle';
-import { analyzeLines } from '../../electron/bundle/lines';
+import { analyzeBytes, analyzeLines } from '../../electron/bundle/lines';
 import type { BundleVerdict } from '../../electron/bundle/format';
 import { freshDir, homeIn, readZip, simpleRun, writeZip } from './bundle.helpers';
 
@@ -273,5 +273,32 @@ describe('analyzeLines', () => {
         expect(got.problem?.message ?? null).toBe(want.problem);
       }
     }
+  });
+
+  it('reads bytes as their whole text, across the pieces they are decoded in', () => {
+    const good = entries.get(BIG)!.toString('utf8').split('\n').slice(0, 1200);
+    const long = good[3]!.replace('"payload":{', `"payload":{"long":"${'é'.repeat(70_000)}",`);
+    // Line k starts the second piece (pieces are whole lines of at most 96 KiB).
+    let k = 0;
+    for (let at = 0; at + Buffer.byteLength(good[k]!) + 1 <= 96 * 1024; k++)
+      at += Buffer.byteLength(good[k]!) + 1;
+    const cases = [
+      good, // ~250 KB: several 96 KiB pieces
+      [...good.slice(0, 3), long, ...good.slice(4)], // a line longer than a piece
+      [...good.slice(0, k), '\uFEFF' + good[k]!, ...good.slice(k + 1)], // a BOM starting a piece: not JSON
+      [...good.slice(0, 500), good[500]!.slice(0, 40)], // a cut last line
+    ];
+    for (const lines of cases) {
+      const text = lines.join('\n') + (lines === cases[3] ? '' : '\n');
+      const got = analyzeBytes(Buffer.from(text, 'utf8'), 'big', false);
+      const want = analyzeLines(text, 'big', false);
+      expect(got).toEqual(want);
+      expect(got.count).toBeGreaterThan(200);
+    }
+    // The BOM line is where it stops, though it starts a piece.
+    expect(analyzeBytes(Buffer.from(cases[2]!.join('\n') + '\n'), 'big', false).problem).toMatchObject({
+      index: k,
+      code: 'broken_json',
+    });
   });
 });
