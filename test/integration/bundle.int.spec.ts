@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventDigest } from '../../shared/protocol';
@@ -412,7 +412,7 @@ describe('open', () => {
     simpleRun(ledger, 'r1');
     ledger.close();
     const runs = join(dir, 'runs');
-    mkdirSync(join(dir, 'viewer'));
+    // No mkdir: `open <bundle>` creates the folder it opens into, as `open <folder>` does.
     const writes: string[] = [];
     const orig = process.stdout.write.bind(process.stdout);
     process.stdout.write = ((s: string) => (writes.push(String(s)), true)) as typeof process.stdout.write;

@@ -56,7 +56,8 @@ function describeVerdict(v: BundleVerdict): string {
 
 /** `proofloop open <bundle.zip>`: imports the bundle's runs read-only into the --folder ledger. */
 export async function openBundleCommand(ctx: CliContext, file: string, key?: string): Promise<void> {
-  const ledger = await ctx.ledger();
+  // `open` creates what it opens into, a bundle's viewer folder as a runs folder.
+  const ledger = (await ctx.service({ create: true })).ctx.ledger();
   const r = await openBundle(ledger, path.resolve(file), { key });
   ctx.print(r, () =>
     [
