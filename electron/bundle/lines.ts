@@ -247,6 +247,8 @@ const BLOCK = 512 * 1024;
  */
 export class LineFeed {
   private buf = shared(BLOCK * 2);
+  /** Block buffers whose analysis is done, to be filled again (fresh ones cost page faults). */
+  private readonly free: Uint8Array[] = [];
   private used = 0;
   private readonly results: Promise<LineBatch>[] = [];
   private pending = 0;
@@ -303,15 +305,16 @@ export class LineFeed {
     const block = this.buf;
     const size = nl + 1;
     const rest = this.used - size;
-    this.buf = shared(Math.max(BLOCK * 2, rest));
+    this.buf = rest <= BLOCK * 2 ? (this.free.pop() ?? shared(BLOCK * 2)) : shared(rest);
     this.buf.set(block.subarray(size, this.used));
     this.used = rest;
     this.pending++;
     const p = this.analyze(block.subarray(0, size), this.runId);
-    p.then(
-      () => this.settled(),
-      () => this.settled(),
-    );
+    const done = () => {
+      if (block.length === BLOCK * 2) this.free.push(block);
+      this.settled();
+    };
+    p.then(done, done);
     this.results.push(p);
   }
 
