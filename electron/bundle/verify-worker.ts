@@ -6,6 +6,12 @@ import type { VerifyJob, VerifyReply } from './verify-pool';
 
 parentPort!.on('message', (job: VerifyJob) => {
   let reply: VerifyReply;
+  // Taken over by the main thread meanwhile (VerifyPool.steal): nothing to do.
+  if (job.claim >= 0 && Atomics.compareExchange(job.claims, job.claim, 0, 1) !== 0) {
+    reply = { id: job.id, taken: true };
+    parentPort!.postMessage(reply);
+    return;
+  }
   try {
     const batch = analyzeBytes(job.bytes, job.runId, false);
     reply = { id: job.id, batch };

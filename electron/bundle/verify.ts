@@ -525,6 +525,18 @@ async function verifyStreaming(file: string, opts: VerifyOptions, limits: ZipLim
           if (runIds === null) {
             runIds = new Map();
             const m = early.get(MANIFEST);
+            // The schema parse itself, once this file's first chunk is inflating (two turns of the
+            // event loop on), while this thread would wait: readManifest's parse is then warm.
+            if (m)
+              setImmediate(() =>
+                setImmediate(() => {
+                  try {
+                    parseManifest(file, contentOf(m));
+                  } catch {
+                    // readManifest reports it.
+                  }
+                }),
+              );
             try {
               const runs = m ? (JSON.parse(contentOf(m).toString('utf8')) as { runs?: unknown }).runs : null;
               if (Array.isArray(runs))
@@ -544,6 +556,8 @@ async function verifyStreaming(file: string, opts: VerifyOptions, limits: ZipLim
         return needsBytes(name) ? 'keep' : 'hash';
       },
     );
+    // Every block is handed out: the worker's queue is shared out, this thread would only wait.
+    pool?.steal();
     return await verifyExtracted(file, b, opts, {}, feeds);
   } finally {
     await pool?.close();

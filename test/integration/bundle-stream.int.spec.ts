@@ -5,6 +5,7 @@ import { sha256Bytes } from '../../electron/crypto';
 import { Ledger } from '../../electron/ledger';
 import { exportBundle, verifyBundle } from '../../electron/bundle';
 import { analyzeBytes, analyzeLines } from '../../electron/bundle/lines';
+import { startVerifyPool } from '../../electron/bundle/verify-pool';
 import type { BundleVerdict } from '../../electron/bundle/format';
 import { freshDir, homeIn, readZip, simpleRun, writeZip } from './bundle.helpers';
 
@@ -305,5 +306,30 @@ describe('analyzeLines', () => {
       index: k,
       code: 'broken_json',
     });
+  });
+});
+
+describe('verify pool', () => {
+  it('gives the same results for jobs this thread takes back from a worker’s queue (steal)', async () => {
+    const bytes = entries.get(BIG)!;
+    const blocks: Buffer[] = [];
+    for (let at = 0; at < bytes.length && blocks.length < 6;) {
+      const end = bytes.indexOf(10, at + 100_000) + 1 || bytes.length;
+      blocks.push(bytes.subarray(at, end));
+      at = end;
+    }
+    expect(blocks).toHaveLength(6);
+    const pool = startVerifyPool(1, 3)!;
+    try {
+      // Three go to the worker (still starting), three wait for this thread; steal takes those and
+      // the worker's last two, which it replies it did not do.
+      const results = blocks.map((b) => pool.analyze(b, 'big'));
+      pool.steal();
+      expect(await Promise.all(results)).toEqual(blocks.map((b) => analyzeBytes(b, 'big', false)));
+      // The claims are free again: the pool still works.
+      expect(await pool.analyze(blocks[0]!, 'big')).toEqual(analyzeBytes(blocks[0]!, 'big', false));
+    } finally {
+      await pool.close();
+    }
   });
 });
