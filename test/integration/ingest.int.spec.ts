@@ -37,6 +37,23 @@ function withFixture(name: string): { folder: string; file: string; key: string 
 }
 const seqsOf = (l: Ledger, run: string) => l.read(run).map((e) => e.seq);
 
+/** A generated run's file with some of its lines (0-based) edited as objects. */
+function generatedWithEdits(
+  file: string,
+  n: number,
+  runId: string,
+  edits: Record<number, (o: Record<string, unknown>) => void>,
+): void {
+  generateFile(file, n, runId);
+  const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+  for (const [i, edit] of Object.entries(edits)) {
+    const o = JSON.parse(lines[Number(i)]!) as Record<string, unknown>;
+    edit(o);
+    lines[Number(i)] = JSON.stringify(o);
+  }
+  writeFileSync(file, lines.join('\n') + '\n');
+}
+
 describe('findings, one fixture per code', () => {
   const cases: { code: string; line: number; seq: number | null; run: string; imported: number[] }[] = [
     { code: 'broken_json', line: 3, seq: null, run: 'fx', imported: [1, 2, 3] },
@@ -283,18 +300,11 @@ describe('chained ProofLoop files', () => {
 
   it('a hash or prev that is not 64 hex digits is an invalid event, one that is but does not link is a broken chain', async () => {
     const folder = tmp();
-    const file = join(folder, 'agent', 'events.jsonl');
-    generateFile(file, 6, 'hexes');
-    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
-    const edit = (i: number, f: (o: Record<string, unknown>) => void) => {
-      const o = JSON.parse(lines[i]!) as Record<string, unknown>;
-      f(o);
-      lines[i] = JSON.stringify(o);
-    };
-    edit(1, (o) => (o.hash = 'Z'.repeat(64))); // 64 characters, not hex
-    edit(3, (o) => (o.prev = (o.prev as string).toUpperCase().replace(/[0-9]/g, 'A'))); // not lowercase hex
-    edit(4, (o) => (o.hash = 'a'.repeat(64))); // hex, does not link
-    writeFileSync(file, lines.join('\n') + '\n');
+    generatedWithEdits(join(folder, 'agent', 'events.jsonl'), 6, 'hexes', {
+      1: (o) => (o.hash = 'Z'.repeat(64)), // 64 characters, not hex
+      3: (o) => (o.prev = (o.prev as string).toUpperCase().replace(/[0-9]/g, 'A')), // not lowercase hex
+      4: (o) => (o.hash = 'a'.repeat(64)), // hex, does not link
+    });
     const l = open(folder);
     await ingestFolder(l);
     const found = l.findings('hexes').map((f) => [f.code, f.line, f.seq, f.message]);
@@ -327,13 +337,9 @@ describe('chained ProofLoop files', () => {
 
   it('a seq beyond the largest a run can have (2^32 - 1) is an invalid event, and takes no other seq', async () => {
     const folder = tmp();
-    const file = join(folder, 'agent', 'events.jsonl');
-    generateFile(file, 3, 'big-seq');
-    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
-    const o = JSON.parse(lines[2]!) as Record<string, unknown>;
-    o.seq = 2 ** 32 + 3;
-    lines[2] = JSON.stringify(o);
-    writeFileSync(file, lines.join('\n') + '\n');
+    generatedWithEdits(join(folder, 'agent', 'events.jsonl'), 3, 'big-seq', {
+      2: (o) => (o.seq = 2 ** 32 + 3),
+    });
     const l = open(folder);
     await ingestFolder(l);
     const found = l.findings('big-seq').map((f) => [f.code, f.line, f.seq, f.message]);
