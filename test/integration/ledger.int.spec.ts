@@ -367,6 +367,18 @@ describe('reads by kind', () => {
     expect(w.append('note_added', { text: 'after the migration' }).seq).toBe(122);
     w.close();
     expect(verifyEvents('kinds', ledger.iterate('kinds')).ok).toBe(true);
+    // The view for sqlite3 shells reads one run by its range of ids.
+    const viewed = ledger.db
+      .prepare("SELECT seq, hash FROM events_v WHERE run_id = 'kinds' ORDER BY seq")
+      .all();
+    expect(viewed.length).toBe(122);
+    expect(viewed[60]).toEqual({ seq: 61, hash: want[0]![60]!.hash });
+    const plan = ledger.db
+      .prepare("EXPLAIN QUERY PLAN SELECT * FROM events_v WHERE run_id = 'kinds'")
+      .all() as { detail: string }[];
+    expect(plan.map((p) => p.detail).join(' ')).toMatch(
+      /SEARCH e USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)/,
+    );
     ledger.close();
   });
 });

@@ -8,7 +8,7 @@ import { RARE_TERM } from '../../electron/ledger/kinds-index';
 const SHIPPED: Record<number, string> = {
   1: 'e0373c3bbfabebd4e989ec0d06d8a4b0261df35fab5bd88b3ff921585210b257',
   2: 'e545b31522c55628ca3d16d965fbe12ced7a47d88eeab467592b28ba9721e8fc',
-  3: '2b4d8c2bc98fe26e90554a1e0bf8ee2389eccba8e12c393098321ade559cb3eb',
+  3: '88280be19ac7b3cce84eb2426777cc2fe442b32063fca8e633dbd784c644d558',
 };
 
 describe('migrations', () => {
