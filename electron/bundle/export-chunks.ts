@@ -3,7 +3,7 @@ import { evolve, initialState, type FoldEvent, type RunState } from '../../share
 import { SHARE_DETECTORS, scanForSecrets, type Redactor } from '../../shared/redact';
 import { digestEvent } from '../crypto';
 import { openDatabase, type Db } from '../ledger/open';
-import { ID_RANGE, idRange } from '../ledger/event-ids';
+import { ID_RANGE, idRange, idsBefore, LAST_HASH_SQL } from '../ledger/event-ids';
 import type { RedactionProfile } from './format';
 
 /*
@@ -48,7 +48,7 @@ export function eventReader(dbFile: string): {
     range: d
       .prepare(`SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE ${ID_RANGE} ORDER BY id`)
       .raw(true),
-    prevHash: d.prepare(`SELECT hash FROM events WHERE ${ID_RANGE} ORDER BY id DESC LIMIT 1`).pluck(),
+    prevHash: d.prepare(LAST_HASH_SQL).pluck(),
   });
   return {
     *read(runId, from, to) {
@@ -56,7 +56,7 @@ export function eventReader(dbFile: string): {
       q ??= prepare(db);
       const runNo = q.runNo.get(runId) as number | undefined;
       if (runNo === undefined) return;
-      const before = q.prevHash.get(...idRange(runNo, 1, from - 1)) as Buffer | undefined;
+      const before = q.prevHash.get(...idsBefore(runNo, from)) as Buffer | undefined;
       let prev = before ? before.toString('hex') : ZERO_HASH;
       for (const [seq, kind, v, at, payloadJson, hash, digest] of q.range.all(
         ...idRange(runNo, from, to),

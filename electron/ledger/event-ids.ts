@@ -23,3 +23,14 @@ export function idRange(runNo: number, from: number, to: number): [number | bigi
 
 /** The WHERE term that idRange's two values bind. */
 export const ID_RANGE = 'id BETWEEN ? AND ?';
+
+/** The ids of a run's seqs before `seq`. */
+export const idsBefore = (runNo: number, seq: number) => idRange(runNo, 1, seq - 1);
+
+/** The hash of the last event of an ID_RANGE: the `prev` of the seq after it. */
+export const LAST_HASH_SQL = `SELECT hash FROM events WHERE ${ID_RANGE} ORDER BY id DESC LIMIT 1`;
+
+/** The id of one seq of a run; null for a number that is no seq (it could be another run's id). */
+export function idOfSeq(runNo: number, seq: number): number | bigint | null {
+  return Number.isInteger(seq) && seq >= 1 && seq <= MAX_SEQ ? eventId(runNo, seq) : null;
+}

@@ -15,7 +15,7 @@ import { ProofloopError } from '../../shared/result';
 import { digestEventCanonical, sha256Hex } from '../crypto';
 import { ledgerPath, openDatabase, type Db } from './open';
 import { kindsQuery } from './kinds-index';
-import { eventId, ID_RANGE, idRange } from './event-ids';
+import { eventId, ID_RANGE, idOfSeq, idRange, idsBefore, LAST_HASH_SQL } from './event-ids';
 import { MirrorAppender } from './mirror';
 import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
@@ -230,7 +230,7 @@ export class Ledger implements LedgerReader {
       readRange: db.prepare(
         `SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE ${ID_RANGE} ORDER BY id LIMIT ?`,
       ),
-      prevHash: db.prepare(`SELECT hash FROM events WHERE ${ID_RANGE} ORDER BY id DESC LIMIT 1`).pluck(),
+      prevHash: db.prepare(LAST_HASH_SQL).pluck(),
       one: db.prepare('SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE id = ?'),
     };
   }
@@ -446,14 +446,15 @@ export class Ledger implements LedgerReader {
   }
 
   private prevOf(runNo: number, seq: number): string {
-    const h = this.stmts.prevHash.get(...idRange(runNo, 1, seq - 1)) as Buffer | undefined;
+    const h = this.stmts.prevHash.get(...idsBefore(runNo, seq)) as Buffer | undefined;
     return h ? h.toString('hex') : ZERO_HASH;
   }
 
   event(runId: string, seq: number): StoredEvent | undefined {
     const runNo = this.stmts.runNo.get(runId) as number | undefined;
-    if (runNo === undefined || !Number.isInteger(seq) || seq < 1 || seq > MAX_SEQ) return undefined;
-    const r = this.stmts.one.get(eventId(runNo, seq)) as EventRowDb | undefined;
+    if (runNo === undefined) return undefined;
+    const id = idOfSeq(runNo, seq);
+    const r = id === null ? undefined : (this.stmts.one.get(id) as EventRowDb | undefined);
     return r ? rowToEvent(r, runId, this.prevOf(runNo, seq)) : undefined;
   }
 

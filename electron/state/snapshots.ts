@@ -1,10 +1,9 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../ledger/open';
-import { eventId, ID_RANGE, idRange } from '../ledger/event-ids';
+import { ID_RANGE, idOfSeq, idRange } from '../ledger/event-ids';
 import type { Ledger } from '../ledger';
 import { ProofloopError } from '../../shared/result';
-import { MAX_SEQ } from '../../shared/protocol';
 import {
   PROJECTION_VERSION,
   changes as stateChanges,
@@ -277,8 +276,8 @@ export function changesAt(
   const before = stateAt(ledger, runId, seq - 1, opts).state;
   const st = stmts(ledger.db);
   const key = st.key(runId);
-  const row =
-    key === undefined || seq > MAX_SEQ ? undefined : (st.one.get(eventId(key, seq)) as RawRow | undefined);
+  const id = key === undefined ? null : idOfSeq(key, seq);
+  const row = id === null ? undefined : (st.one.get(id) as RawRow | undefined);
   if (!row) throw new ProofloopError('not_found', `run ${runId} has no seq ${seq}`);
   const event = rawToFold(row, runId);
   return { seq, kind: event.kind, changes: stateChanges(before, evolve(before, event)) };
