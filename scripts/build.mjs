@@ -23,6 +23,9 @@ const entries = [
   { in: 'electron/runner/model-process.ts', out: 'dist/children/model.js' },
   { in: 'electron/runner/judge-process.ts', out: 'dist/children/judge.js' },
   // The JSONL import's parse workers sit beside each bundle that imports (CLI and app).
+  // Large appends are finished and chained in a helper thread beside each bundle that appends.
+  { in: 'electron/ledger/append-worker.ts', out: 'dist/append-worker.js' },
+  { in: 'electron/ledger/append-worker.ts', out: 'dist/electron/append-worker.js' },
   { in: 'electron/ingest/worker.ts', out: 'dist/ingest-worker.js' },
   { in: 'electron/ingest/worker.ts', out: 'dist/electron/ingest-worker.js' },
   // The run diff prepares one side in a worker thread.

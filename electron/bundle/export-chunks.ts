@@ -1,4 +1,4 @@
-import { ZERO_HASH, envelopeFields, type LedgerEvent } from '../../shared/protocol';
+import { ZERO_HASH, envelopeFields, jsonLineAround, type LedgerEvent } from '../../shared/protocol';
 import { evolve, initialState, type FoldEvent, type RunState } from '../../shared/state';
 import { SHARE_DETECTORS, scanForSecrets, type Redactor } from '../../shared/redact';
 import { digestEvent } from '../crypto';
@@ -84,14 +84,6 @@ export function eventReader(dbFile: string): {
   };
 }
 
-/**
- * toJsonLine of an unredacted event, around its payload text as stored: no second serialisation,
- * and the line holds the canonical payload text its digest covers (verify-bundle's fast path).
- */
-function storedLine(e: LedgerEvent, payloadJson: string): string {
-  return `{"seq":${e.seq},"run_id":${JSON.stringify(e.run_id)},"kind":${JSON.stringify(e.kind)},"v":${e.v},"at":${JSON.stringify(e.at)},"payload":${payloadJson},"prev":"${e.prev}","hash":"${e.hash}"}`;
-}
-
 /** The bundle lines of a run of consecutive stored events. */
 export interface LineChunk {
   /** The lines as UTF-8, each ending in a newline; a touched event's line is left empty. */
@@ -125,7 +117,12 @@ export function lineChunk(items: Iterable<StoredItem>, redactor: Redactor): Line
       touchedAt.push(lines.length);
       touched.push(e);
       lines.push('');
-    } else lines.push(storedLine(e, payloadJson));
+    } else {
+      // The stored canonical payload text, the very text its digest covers (verify-bundle's fast path).
+      lines.push(
+        jsonLineAround(e.seq, JSON.stringify(e.run_id), e.kind, e.v, e.at, payloadJson, e.prev, e.hash),
+      );
+    }
     first ??= { seq: e.seq, prev: e.prev, hash: e.hash };
     last = { seq: e.seq, hash: e.hash };
   }

@@ -1,22 +1,20 @@
 import path from 'node:path';
-import {
-  CURRENT_V,
-  ZERO_HASH,
-  canonicalJson,
-  chainLink,
-  checkPayload,
-  KIND_RE,
-  MAX_SEQ,
-  type LedgerEvent,
-  type NewEvent,
-} from '../../shared/protocol';
-import { redactCredentials } from '../../shared/redact';
+import { CURRENT_V, ZERO_HASH, MAX_SEQ, type LedgerEvent, type NewEvent } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
-import { digestEventCanonical, sha256Hex } from '../crypto';
 import { ledgerPath, openDatabase, type Db } from './open';
 import { kindsQuery } from './kinds-index';
 import { eventId, ID_RANGE, idOfSeq, idRange, idsBefore, LAST_HASH_SQL } from './event-ids';
 import { MirrorAppender } from './mirror';
+import { canonicalPayload, checkShape } from './prepare';
+import {
+  chainItems,
+  digestItems,
+  finishItems,
+  linkedChunk,
+  type ChunkItems,
+  type LinkedChunk,
+} from './chunk';
+import { AppendHelper, HelperFailed, type ChunkDone } from './append-helper';
 import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
 
@@ -75,13 +73,29 @@ const hexToBlob = (hex: string): Buffer => Buffer.from(hex, 'hex');
 
 type Statement = ReturnType<Db['prepare']>;
 
-/** An item to append, checked, redacted and serialised outside the write lock. */
-interface Prepared {
-  kind: string;
-  v: number;
-  at: string | undefined;
-  payload: Record<string, unknown>;
-  json: string;
+/**
+ * Appends of at least this many items are prepared in the append helper's thread while this one
+ * inserts (append-helper.ts); smaller ones are not worth the hand-over (~0.1 ms a chunk).
+ */
+const HELPER_MIN = 2048;
+/** Items a chunk sent to the helper: answers come back while later chunks are still being sent. */
+const HELPER_CHUNK = 256;
+
+/** Items [from, to) as columns, their payloads as canonical JSON (`ats` is stamped in the commit). */
+function columns(items: readonly NewEvent[], from: number, to: number): ChunkItems {
+  const c: ChunkItems = { kinds: [], vs: [], ats: [], jsons: [] };
+  for (let i = from; i < to; i++) {
+    const it = items[i]!;
+    c.kinds.push(it.kind);
+    c.vs.push(it.v ?? CURRENT_V);
+    c.jsons.push(canonicalPayload(it));
+  }
+  return c;
+}
+
+/** Each item's own `at`, else the commit's one clock reading (toISOString measured ~1 µs an event). */
+function stamp(items: readonly NewEvent[], from: number, c: ChunkItems, now: string): void {
+  for (let i = 0; i < c.kinds.length; i++) c.ats.push(items[from + i]!.at ?? now);
 }
 
 const ROWS_PER_INSERT = 16;
@@ -108,7 +122,7 @@ class RowBatch {
     v: number,
     at: string,
     json: string,
-    hash: Buffer,
+    hash: Uint8Array,
     digest: Buffer | null = null,
   ): void {
     this.args.push(eventId(this.runNo, seq), kind, v, at, json, hash, digest);
@@ -135,20 +149,6 @@ class RowBatch {
     }
     return st;
   }
-}
-
-/** The mirror line of `toJsonLine`, built around the payload JSON already in hand (hot path). */
-function jsonLine(
-  seq: number,
-  runIdJson: string,
-  kind: string,
-  v: number,
-  at: string,
-  payloadJson: string,
-  prev: string,
-  hash: string,
-) {
-  return `{"seq":${seq},"run_id":${runIdJson},"kind":"${kind}","v":${v},"at":${JSON.stringify(at)},"payload":${payloadJson},"prev":"${prev}","hash":"${hash}"}\n`;
 }
 
 export interface CreateRunOptions {
@@ -205,6 +205,9 @@ export class Ledger implements LedgerReader {
   private readonly listeners = new Set<AppendListener>();
   /** One transaction function for every append (building one per call measured ~7 µs an append). */
   private readonly appendTx: ReturnType<Db['transaction']>;
+  private readonly helperTx: ReturnType<Db['transaction']>;
+  /** The append helper thread, started at the first large append; false: none (failed, or not wanted). */
+  private helper: AppendHelper | null | false = null;
   private readonly stmts;
 
   private constructor(
@@ -213,6 +216,7 @@ export class Ledger implements LedgerReader {
   ) {
     this.db = openDatabase(ledgerPath(folder));
     this.appendTx = this.db.transaction(this.insertLocked.bind(this));
+    this.helperTx = this.db.transaction(this.insertWithHelper.bind(this));
     const db = this.db;
     this.stmts = {
       head: db.prepare('SELECT run_no, head_seq, head_hash FROM runs WHERE run_id = ?'),
@@ -235,11 +239,19 @@ export class Ledger implements LedgerReader {
     };
   }
 
-  static open(folder: string, opts: { now?: () => string } = {}): Ledger {
-    return new Ledger(path.resolve(folder), opts.now ?? (() => new Date().toISOString()));
+  /**
+   * `appendHelper: false` keeps every append in this thread (large ones are otherwise prepared in
+   * a helper thread, append-helper.ts).
+   */
+  static open(folder: string, opts: { now?: () => string; appendHelper?: boolean } = {}): Ledger {
+    const l = new Ledger(path.resolve(folder), opts.now ?? (() => new Date().toISOString()));
+    if (opts.appendHelper === false) l.helper = false;
+    return l;
   }
 
   close(): void {
+    if (this.helper) this.helper.close();
+    this.helper = false;
     this.db.close();
   }
 
@@ -293,83 +305,174 @@ export class Ledger implements LedgerReader {
     items: readonly NewEvent[],
     mirror: MirrorAppender,
   ): StoredEvent[] {
-    const prepared = items.map((item) => this.prepare(item));
+    for (const item of items) checkShape(item);
     const out: StoredEvent[] = [];
     const lines: string[] = [];
-    this.appendTx.immediate(runId, token, prepared, out, lines);
+    const helper = items.length >= HELPER_MIN ? this.appendHelper() : null;
+    let done = false;
+    if (helper) {
+      try {
+        this.helperTx.immediate(runId, token, items, helper, out, lines);
+        done = true;
+      } catch (e) {
+        if (!(e instanceof HelperFailed)) throw e;
+        // Rolled back: the same append again, in this thread, and no helper from now on.
+        if (this.helper) this.helper.close();
+        this.helper = false;
+        out.length = 0;
+        lines.length = 0;
+      }
+    }
+    if (!done) {
+      // Serialised, redacted and checked before the write lock is taken.
+      const c = columns(items, 0, items.length);
+      const payloads: Record<string, unknown>[] = [];
+      finishItems(c, payloads);
+      this.appendTx.immediate(runId, token, items, c, payloads, out, lines);
+    }
     // The JSONL mirror is a convenience copy, written after the commit; repairMirrors rebuilds it.
     mirror.append(lines);
     for (const l of this.listeners) l(runId, out);
     return out;
   }
 
-  private insertLocked(
-    runId: string,
-    token: string,
-    prepared: readonly Prepared[],
-    out: StoredEvent[],
-    lines: string[],
-  ): void {
+  private appendHelper(): AppendHelper | null {
+    if (this.helper === null) this.helper = AppendHelper.start() ?? false;
+    return this.helper || null;
+  }
+
+  /** The run's head, under the write lock, once this writer is known to still hold the run. */
+  private lockedHead(runId: string, token: string, n: number) {
     const head = this.stmts.headAndWriter.get(runId) as
       { run_no: number; head_seq: number; head_hash: string; token: string | null } | undefined;
     if (!head) throw new ProofloopError('not_found', `no run ${runId}`);
     if (head.token !== token) {
       throw new ProofloopError('conflict', `the writer of run ${runId} lost its lock to another process`);
     }
-    if (head.head_seq + prepared.length > MAX_SEQ) {
+    if (head.head_seq + n > MAX_SEQ) {
       throw new ProofloopError('conflict', `run ${runId} cannot take more than ${MAX_SEQ} events`);
     }
-    let seq = head.head_seq;
-    let prev = head.head_hash;
-    let firstAt: string | null = null;
-    let at = '';
-    // One clock reading for the events of one commit (Date#toISOString measured ~1 µs an event).
-    const now = this.now();
-    const runIdJson = JSON.stringify(runId);
-    const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
-    for (const p of prepared) {
-      seq += 1;
-      at = p.at ?? now;
-      firstAt ??= at;
-      const digest = digestEventCanonical(seq, runId, p.kind, p.v, at, p.json);
-      const hash = chainLink(prev, digest, sha256Hex);
-      rows.add(seq, p.kind, p.v, at, p.json, hexToBlob(hash));
-      out.push({ seq, run_id: runId, kind: p.kind, v: p.v, at, payload: p.payload, prev, hash });
-      lines.push(jsonLine(seq, runIdJson, p.kind, p.v, at, p.json, prev, hash));
-      prev = hash;
-    }
-    rows.flush();
-    this.stmts.updateHead.run({
-      run_no: head.run_no,
-      seq,
-      hash: prev,
-      at,
-      first_at: firstAt,
-      n: prepared.length,
-      ...runFacts(prepared),
-    });
+    return head;
   }
 
-  private prepare(item: NewEvent): Prepared {
-    if (!KIND_RE.test(item.kind))
-      throw new ProofloopError('bad_args', `kind "${item.kind}" must be a snake_case name`);
-    if (item.payload === null || typeof item.payload !== 'object' || Array.isArray(item.payload)) {
-      throw new ProofloopError('bad_args', `payload of ${item.kind} must be a JSON object`);
+  private insertLocked(
+    runId: string,
+    token: string,
+    items: readonly NewEvent[],
+    c: ChunkItems,
+    payloads: Record<string, unknown>[],
+    out: StoredEvent[],
+    lines: string[],
+  ): void {
+    const head = this.lockedHead(runId, token, items.length);
+    stamp(items, 0, c, this.now());
+    const seq = head.head_seq + 1;
+    const hashes = chainItems(head.head_hash, digestItems(runId, seq, c));
+    const linked = linkedChunk(runId, seq, head.head_hash, c, hashes);
+    const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
+    this.insertChunk(rows, runId, head.head_seq + 1, head.head_hash, c, linked, payloads, out);
+    lines.push(linked.lines);
+    rows.flush();
+    this.moveHead(head.run_no, out);
+  }
+
+  /**
+   * insertLocked with the helper: chunks are serialised here and sent, the helper finishes and
+   * chains them in order, and each answer is inserted as it comes, while later chunks are still
+   * being sent or worked on. One transaction, as in this thread: a bad item rolls back the batch.
+   */
+  private insertWithHelper(
+    runId: string,
+    token: string,
+    items: readonly NewEvent[],
+    helper: AppendHelper,
+    out: StoredEvent[],
+    lines: string[],
+  ): void {
+    const head = this.lockedHead(runId, token, items.length);
+    const now = this.now();
+    const job = helper.begin();
+    const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
+    const sent: (ChunkItems | null)[] = [];
+    let handled = 0;
+    let seq = head.head_seq + 1;
+    let prev = head.head_hash;
+    const take = (done: ChunkDone): void => {
+      const c = sent[handled]!;
+      sent[handled++] = null;
+      if (!done.ok) {
+        if (done.bad) throw new ProofloopError('bad_args', done.message);
+        throw new HelperFailed(done.message);
+      }
+      for (const [i, json] of done.redacted) c.jsons[i] = json;
+      const linked = linkedChunk(runId, seq, prev, c, done.hashes);
+      prev = this.insertChunk(rows, runId, seq, prev, c, linked, null, out);
+      seq += c.jsons.length;
+      lines.push(linked.lines);
+    };
+    for (let from = 0; from < items.length; from += HELPER_CHUNK) {
+      const c = columns(items, from, Math.min(items.length, from + HELPER_CHUNK));
+      stamp(items, from, c, now);
+      helper.send({
+        job,
+        runId,
+        seq: head.head_seq + 1 + from,
+        prev: from === 0 ? head.head_hash : null,
+        ...c,
+      });
+      sent.push(c);
+      for (let d = helper.take(false); d; d = helper.take(false)) take(d);
     }
-    // Secrets never enter the ledger: the credential redactor runs before the digest is taken.
-    const payload = redactCredentials(item.payload).value;
-    const v = item.v ?? CURRENT_V;
-    const checked = checkPayload(item.kind, v, payload);
-    if (!checked.ok) throw new ProofloopError('bad_args', checked.message);
-    // Stored as canonical JSON, the very text the digest covers; parsed back so that what listeners
-    // get is exactly what a reader will parse (no undefined members, no Dates).
-    let json: string;
-    try {
-      json = canonicalJson(payload);
-    } catch (e) {
-      throw new ProofloopError('bad_args', `payload of ${item.kind}: ${(e as Error).message}`);
+    while (handled < sent.length) take(helper.take(true)!);
+    rows.flush();
+    this.moveHead(head.run_no, out);
+  }
+
+  /** Rows and returned events of one linked chunk; the hash of its last item. */
+  private insertChunk(
+    rows: RowBatch,
+    runId: string,
+    seq: number,
+    prev: string,
+    c: ChunkItems,
+    linked: LinkedChunk,
+    payloads: Record<string, unknown>[] | null,
+    out: StoredEvent[],
+  ): string {
+    const { hashes, hex } = linked;
+    for (let i = 0; i < c.jsons.length; i++) {
+      const json = c.jsons[i]!;
+      const hash = hex[i]!;
+      rows.add(seq + i, c.kinds[i]!, c.vs[i]!, c.ats[i]!, json, hashes.subarray(i * 32, i * 32 + 32));
+      // What listeners get is exactly what a reader will parse.
+      const payload = payloads ? payloads[i]! : (JSON.parse(json) as Record<string, unknown>);
+      out.push({
+        seq: seq + i,
+        run_id: runId,
+        kind: c.kinds[i]!,
+        v: c.vs[i]!,
+        at: c.ats[i]!,
+        payload,
+        prev,
+        hash,
+      });
+      prev = hash;
     }
-    return { kind: item.kind, v, at: item.at, payload: JSON.parse(json) as Record<string, unknown>, json };
+    return prev;
+  }
+
+  /** The runs row after an append of `events` (in seq order, at least one). */
+  private moveHead(runNo: number, events: readonly StoredEvent[]): void {
+    const last = events[events.length - 1]!;
+    this.stmts.updateHead.run({
+      run_no: runNo,
+      seq: last.seq,
+      hash: last.hash,
+      at: last.at,
+      first_at: events[0]!.at,
+      n: events.length,
+      ...runFacts(events),
+    });
   }
 
   runs(): RunRow[] {

@@ -48,3 +48,21 @@ export function envelopeFields(e: LedgerEvent): LedgerEvent {
 export function toJsonLine(e: LedgerEvent): string {
   return JSON.stringify(envelopeFields(e));
 }
+
+/**
+ * toJsonLine of an event without a carried digest, built around its payload's JSON text already in
+ * hand (appends, mirrors and exports: no second serialisation of the payload). `runIdJson` is
+ * JSON.stringify(run_id), which a caller writing many lines of one run makes once.
+ */
+export function jsonLineAround(
+  seq: number,
+  runIdJson: string,
+  kind: string,
+  v: number,
+  at: string,
+  payloadJson: string,
+  prev: string,
+  hash: string,
+): string {
+  return `{"seq":${seq},"run_id":${runIdJson},"kind":${JSON.stringify(kind)},"v":${v},"at":${JSON.stringify(at)},"payload":${payloadJson},"prev":"${prev}","hash":"${hash}"}`;
+}

@@ -1,0 +1,30 @@
+import { workerData, type MessagePort } from 'node:worker_threads';
+import { ProofloopError } from '../../shared/result';
+import { chainItems, digestItems, finishItems } from './chunk';
+import type { ChunkDone, ChunkJob } from './append-helper';
+
+/**
+ * The append helper's thread (append-helper.ts): redacts, checks, digests and chains the chunks of
+ * a large append while the ledger's thread inserts the ones before. A chunk carries the hash to
+ * link to, or null to link to the last hash of the chunk before it (same job, sent in order).
+ */
+const { port, signal } = workerData as { port: MessagePort; signal: SharedArrayBuffer };
+const answered = new Int32Array(signal);
+let last = '';
+
+port.on('message', (m: ChunkJob) => {
+  let done: ChunkDone;
+  try {
+    const redacted = finishItems(m);
+    const hashes = chainItems(m.prev ?? last, digestItems(m.runId, m.seq, m));
+    last = hashes.slice(-64);
+    done = { job: m.job, ok: true, hashes, redacted: redacted.map((i) => [i, m.jsons[i]!]) };
+  } catch (e) {
+    const bad = e instanceof ProofloopError && e.code === 'bad_args';
+    done = { job: m.job, ok: false, bad, message: (e as Error).message };
+  }
+  port.postMessage(done);
+  // The ledger's thread may be blocked in Atomics.wait on this count (it takes no events then).
+  Atomics.add(answered, 0, 1);
+  Atomics.notify(answered, 0);
+});

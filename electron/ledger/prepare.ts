@@ -1,0 +1,49 @@
+import { canonicalJson, checkPayload, KIND_RE, type NewEvent } from '../../shared/protocol';
+import { redactCredentials } from '../../shared/redact';
+import { ProofloopError } from '../../shared/result';
+
+/**
+ * What an appended item goes through before its seq and chain link are known, shared by the
+ * ledger's own thread and the append helper (append-helper.ts), so that a batch gives the same
+ * rows whichever thread prepared it.
+ *
+ * The order is: the item's shape, then its canonical JSON, then redaction and the schema check on
+ * the payload as that JSON parses. Redacting and checking the JSON form (rather than the caller's
+ * object) means exactly what is stored is what was scanned and checked: no Dates, no undefined
+ * members, no key order of the caller's (credential placeholders are numbered in key order).
+ */
+
+/** The checks that need nothing but the item: a snake_case kind and an object payload. */
+export function checkShape(item: NewEvent): void {
+  if (!KIND_RE.test(item.kind))
+    throw new ProofloopError('bad_args', `kind "${item.kind}" must be a snake_case name`);
+  const p = item.payload as unknown;
+  if (p === null || typeof p !== 'object' || Array.isArray(p)) {
+    throw new ProofloopError('bad_args', `payload of ${item.kind} must be a JSON object`);
+  }
+}
+
+/** The payload's RFC 8785 text; a payload without one (a NaN, a cycle, a BigInt) is bad_args. */
+export function canonicalPayload(item: NewEvent): string {
+  try {
+    return canonicalJson(item.payload);
+  } catch (e) {
+    throw new ProofloopError('bad_args', `payload of ${item.kind}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * The payload as stored: credentials redacted (secrets never enter the ledger: this runs before
+ * the digest is taken), checked against its kind's schema. `json` is the canonical text the
+ * digest covers: `canonical` itself unless something was redacted.
+ */
+export function finishPayload(
+  kind: string,
+  v: number,
+  canonical: string,
+): { payload: Record<string, unknown>; json: string } {
+  const r = redactCredentials(JSON.parse(canonical) as Record<string, unknown>);
+  const checked = checkPayload(kind, v, r.value);
+  if (!checked.ok) throw new ProofloopError('bad_args', checked.message);
+  return { payload: r.value, json: r.hits > 0 ? canonicalJson(r.value) : canonical };
+}
