@@ -22,7 +22,7 @@ export interface ChunkJob extends ChunkItems {
 }
 
 export type ChunkDone =
-  | { job: number; ok: true; hashes: string; redacted: [number, string][] }
+  | { job: number; ok: true; hashes: string; lines: string; redacted: [number, string][] }
   | { job: number; ok: false; bad: boolean; message: string };
 
 /** The helper failed for a reason of its own: the append is done again in the ledger's thread. */

@@ -1,11 +1,11 @@
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { ProofloopError } from '../../shared/result';
-import { chainItems, digestItems, finishItems } from './chunk';
+import { chainItems, digestItems, finishItems, mirrorLines } from './chunk';
 import type { ChunkDone, ChunkJob } from './append-helper';
 
 /**
  * The append helper's thread (append-helper.ts): redacts, checks, digests and chains the chunks of
- * a large append while the ledger's thread inserts the ones before. A chunk carries the hash to
+ * a large append, and writes their mirror lines, while the ledger's thread inserts the ones before. A chunk carries the hash to
  * link to, or null to link to the last hash of the chunk before it (same job, sent in order).
  */
 const { port, signal } = workerData as { port: MessagePort; signal: SharedArrayBuffer };
@@ -16,9 +16,11 @@ port.on('message', (m: ChunkJob) => {
   let done: ChunkDone;
   try {
     const redacted = finishItems(m);
-    const hashes = chainItems(m.prev ?? last, digestItems(m.runId, m.seq, m));
+    const prev = m.prev ?? last;
+    const hashes = chainItems(prev, digestItems(m.runId, m.seq, m));
+    const lines = mirrorLines(m.runId, m.seq, prev, m, hashes);
     last = hashes.slice(-64);
-    done = { job: m.job, ok: true, hashes, redacted: redacted.map((i) => [i, m.jsons[i]!]) };
+    done = { job: m.job, ok: true, hashes, lines, redacted: redacted.map((i) => [i, m.jsons[i]!]) };
   } catch (e) {
     const bad = e instanceof ProofloopError && e.code === 'bad_args';
     done = { job: m.job, ok: false, bad, message: (e as Error).message };

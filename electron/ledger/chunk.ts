@@ -45,15 +45,6 @@ export function digestItems(runId: string, seq: number, c: ChunkItems): string {
   return out.join('');
 }
 
-export interface LinkedChunk {
-  /** Each item's hash as 32 bytes, item i at i * 32: what the events table stores. */
-  hashes: Uint8Array;
-  /** The same hashes as hex: what events and mirror lines carry. */
-  hex: string[];
-  /** The items' mirror lines, joined, each ending in a newline. */
-  lines: string;
-}
-
 /** The chain over `digests` (as digestItems gives them) from `prev`: each hash, joined the same way. */
 export function chainItems(prev: string, digests: string): string {
   const n = digests.length / 64;
@@ -62,24 +53,15 @@ export function chainItems(prev: string, digests: string): string {
   return out.join('');
 }
 
-/** The chunk's hashes (as chainItems gives them) as stored and carried, and its mirror lines. */
-export function linkedChunk(
-  runId: string,
-  seq: number,
-  prev: string,
-  c: ChunkItems,
-  hashes: string,
-): LinkedChunk {
-  const n = c.jsons.length;
-  const hex: string[] = new Array<string>(n);
-  const lines: string[] = new Array<string>(n);
+/** The items' mirror lines, joined, each ending in a newline; `hashes` as chainItems gives them. */
+export function mirrorLines(runId: string, seq: number, prev: string, c: ChunkItems, hashes: string): string {
+  const lines: string[] = new Array<string>(c.jsons.length);
   const runIdJson = JSON.stringify(runId);
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < c.jsons.length; i++) {
     const hash = hashes.slice(i * 64, i * 64 + 64);
-    hex[i] = hash;
     lines[i] =
       jsonLineAround(seq + i, runIdJson, c.kinds[i]!, c.vs[i]!, c.ats[i]!, c.jsons[i]!, prev, hash) + '\n';
     prev = hash;
   }
-  return { hashes: Buffer.from(hashes, 'hex'), hex, lines: lines.join('') };
+  return lines.join('');
 }

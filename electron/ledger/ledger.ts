@@ -6,14 +6,7 @@ import { kindsQuery } from './kinds-index';
 import { eventId, ID_RANGE, idOfSeq, idRange, idsBefore, LAST_HASH_SQL } from './event-ids';
 import { MirrorAppender } from './mirror';
 import { canonicalPayload, checkShape } from './prepare';
-import {
-  chainItems,
-  digestItems,
-  finishItems,
-  linkedChunk,
-  type ChunkItems,
-  type LinkedChunk,
-} from './chunk';
+import { chainItems, digestItems, finishItems, mirrorLines, type ChunkItems } from './chunk';
 import { AppendHelper, HelperFailed, type ChunkDone } from './append-helper';
 import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
@@ -368,10 +361,9 @@ export class Ledger implements LedgerReader {
     stamp(items, 0, c, this.now());
     const seq = head.head_seq + 1;
     const hashes = chainItems(head.head_hash, digestItems(runId, seq, c));
-    const linked = linkedChunk(runId, seq, head.head_hash, c, hashes);
     const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
-    this.insertChunk(rows, runId, head.head_seq + 1, head.head_hash, c, linked, payloads, out);
-    lines.push(linked.lines);
+    this.insertChunk(rows, runId, seq, head.head_hash, c, hashes, payloads, out);
+    lines.push(mirrorLines(runId, seq, head.head_hash, c, hashes));
     rows.flush();
     this.moveHead(head.run_no, out);
   }
@@ -405,10 +397,9 @@ export class Ledger implements LedgerReader {
         throw new HelperFailed(done.message);
       }
       for (const [i, json] of done.redacted) c.jsons[i] = json;
-      const linked = linkedChunk(runId, seq, prev, c, done.hashes);
-      prev = this.insertChunk(rows, runId, seq, prev, c, linked, null, out);
+      prev = this.insertChunk(rows, runId, seq, prev, c, done.hashes, null, out);
       seq += c.jsons.length;
-      lines.push(linked.lines);
+      lines.push(done.lines);
     };
     for (let from = 0; from < items.length; from += HELPER_CHUNK) {
       const c = columns(items, from, Math.min(items.length, from + HELPER_CHUNK));
@@ -428,22 +419,22 @@ export class Ledger implements LedgerReader {
     this.moveHead(head.run_no, out);
   }
 
-  /** Rows and returned events of one linked chunk; the hash of its last item. */
+  /** Rows and returned events of a chunk, its `hashes` as chainItems gives them; the last hash. */
   private insertChunk(
     rows: RowBatch,
     runId: string,
     seq: number,
     prev: string,
     c: ChunkItems,
-    linked: LinkedChunk,
+    hashes: string,
     payloads: Record<string, unknown>[] | null,
     out: StoredEvent[],
   ): string {
-    const { hashes, hex } = linked;
+    const bytes = Buffer.from(hashes, 'hex');
     for (let i = 0; i < c.jsons.length; i++) {
       const json = c.jsons[i]!;
-      const hash = hex[i]!;
-      rows.add(seq + i, c.kinds[i]!, c.vs[i]!, c.ats[i]!, json, hashes.subarray(i * 32, i * 32 + 32));
+      const hash = hashes.slice(i * 64, i * 64 + 64);
+      rows.add(seq + i, c.kinds[i]!, c.vs[i]!, c.ats[i]!, json, bytes.subarray(i * 32, i * 32 + 32));
       // What listeners get is exactly what a reader will parse.
       const payload = payloads ? payloads[i]! : (JSON.parse(json) as Record<string, unknown>);
       out.push({
