@@ -9,8 +9,11 @@ import type { ChunkItems } from './chunk';
  * bumps after each answer. While the helper redacts, checks, digests and chains the next chunks,
  * the ledger's thread inserts the ones before: one batch uses both cores (bench/ingest.ts).
  *
- * The split was measured: with the helper also building mirror lines and hash bytes, the ledger's
- * thread waited ~30% of the time; with it only digesting (linking here), the helper idled ~40%.
+ * Where the line between the two threads lies was measured with CPU profiles of both (10,000-item
+ * batches): with the helper only digesting (chaining and mirror lines here), it idled ~43%; with it
+ * chaining and writing the mirror lines too (now), this thread waits ~10-30% and the helper idles
+ * ~20-25%, mostly at each batch's start and end (the first chunk; the last inserts and the commit),
+ * which a synchronous call cannot overlap with the next batch.
  */
 export interface ChunkJob extends ChunkItems {
   job: number;
