@@ -68,7 +68,8 @@ type Statement = ReturnType<Db['prepare']>;
 
 /**
  * Appends of at least this many items are prepared in the append helper's thread while this one
- * inserts (append-helper.ts); smaller ones are not worth the hand-over (~0.1 ms a chunk).
+ * inserts (append-helper.ts). Measured against one thread, alternating: 512 items no faster, 1,024
+ * ~1.15x, 2,048 1.2-1.35x, 10,000 ~1.35x; the hand-over costs ~15% more CPU in all.
  */
 const HELPER_MIN = 2048;
 /** Items a chunk sent to the helper: answers come back while later chunks are still being sent. */
