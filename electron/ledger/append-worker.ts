@@ -5,8 +5,9 @@ import type { ChunkDone, ChunkJob } from './append-helper';
 
 /**
  * The append helper's thread (append-helper.ts): redacts, checks, digests and chains the chunks of
- * a large append, and writes their mirror lines, while the ledger's thread inserts the ones before. A chunk carries the hash to
- * link to, or null to link to the last hash of the chunk before it (same job, sent in order).
+ * a large append and writes their mirror lines, while the ledger's thread inserts the ones before.
+ * A chunk carries the hash to link to, or null to link to the last hash of the chunk before it
+ * (same job, sent in order).
  */
 const { port, signal } = workerData as { port: MessagePort; signal: SharedArrayBuffer };
 const answered = new Int32Array(signal);

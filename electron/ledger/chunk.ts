@@ -34,8 +34,8 @@ export function finishItems(c: ChunkItems, payloads?: Record<string, unknown>[])
 }
 
 /**
- * Each item's digest (it needs the seq, not the chain), as one string of 64 hex digits per item:
- * what the append helper sends back, so the ledger's thread only links.
+ * Each item's digest (it needs the seq, not the chain), as one string of 64 hex digits per item
+ * (one string crosses between threads as one copy; an array of them as one copy each).
  */
 export function digestItems(runId: string, seq: number, c: ChunkItems): string {
   const out: string[] = new Array<string>(c.jsons.length);
