@@ -31,6 +31,20 @@ export type ChunkDone =
 /** The helper failed for a reason of its own: the append is done again in the ledger's thread. */
 export class HelperFailed extends Error {}
 
+/**
+ * Whether this thread may block in Atomics.wait: Node's and Electron's main process may (Electron
+ * creates its isolate with kAllowAtomicsWait), a browser's main thread may not. Without it, the
+ * ledger does every append in its own thread.
+ */
+function canWait(): boolean {
+  try {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A chunk takes milliseconds; this long without an answer means the helper is gone. */
 const ANSWER_MS = 30_000;
 
@@ -50,6 +64,7 @@ export class AppendHelper {
 
   /** null when there is no helper to start (e.g. a bundle without the worker file). */
   static start(): AppendHelper | null {
+    if (!canWait()) return null;
     const { port1, port2 } = new MessageChannel();
     const signal = new SharedArrayBuffer(4);
     let w: Worker | null = null;
