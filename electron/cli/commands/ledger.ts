@@ -6,6 +6,8 @@ import { EXIT } from '../context';
 import { intOption, oneLine, table } from '../format';
 import { verifyFile } from '../../ingest';
 import { openBundleCommand } from './bundle';
+import { appendLines } from '../append-lines';
+import type { StoredEvent } from '../../ledger';
 import type { z } from 'zod';
 import type { VerifyReportSchema } from '../../../shared/api/ledger';
 
@@ -124,22 +126,70 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
     });
 
   program
-    .command('append <run> <kind> <payload-json>')
-    .description('append one event to a run (created if new): how agents in any language write to the ledger')
-    .action(async (run: string, kind: string, payloadJson: string) => {
-      let payload: unknown;
-      try {
-        payload = JSON.parse(payloadJson);
-      } catch (e) {
-        throw new InvalidArgumentError(`payload-json is not JSON: ${(e as Error).message}`);
-      }
-      const event = await (
-        await ctx.service({ create: true })
-      ).invoke('events.append', {
-        run_id: run,
-        kind,
-        payload: payload as Record<string, unknown>,
-      });
-      ctx.print(event, () => `appended ${run} seq ${event.seq} ${event.kind} ${event.hash.slice(0, 16)}…`);
+    .command('append <run> [kind] [payload-json]')
+    .description(
+      'append an event to a run (created if new): how agents in any language write to the ledger; ' +
+        'with --stdin, one event per line of standard input as it arrives',
+    )
+    .option(
+      '--stdin',
+      'read events as JSON lines {"kind", "payload"[, "v"][, "at"]} from standard input, each appended as it ' +
+        'arrives (the lines one read brings are one transaction); a bad line stops there, naming its line',
+    )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  proofloop --folder ./runs append my-run model_responded '{"content":"done"}'
+  my-agent | proofloop --folder ./runs --json append my-run --stdin    prints each stored event as a JSON line`,
+    )
+    .action(
+      async (
+        run: string,
+        kind: string | undefined,
+        payloadJson: string | undefined,
+        o: { stdin?: boolean },
+      ) => {
+        if (o.stdin) {
+          if (kind !== undefined)
+            throw new InvalidArgumentError('with --stdin, events come from standard input: give only <run>');
+          await appendStdin(ctx, run);
+          return;
+        }
+        if (kind === undefined || payloadJson === undefined) {
+          throw new InvalidArgumentError('append needs <kind> and <payload-json>, or --stdin');
+        }
+        let payload: unknown;
+        try {
+          payload = JSON.parse(payloadJson);
+        } catch (e) {
+          throw new InvalidArgumentError(`payload-json is not JSON: ${(e as Error).message}`);
+        }
+        const event = await (
+          await ctx.service({ create: true })
+        ).invoke('events.append', {
+          run_id: run,
+          kind,
+          payload: payload as Record<string, unknown>,
+        });
+        ctx.print(event, () => appendedLine(event));
+      },
+    );
+}
+
+const appendedLine = (e: StoredEvent) =>
+  `appended ${e.run_id} seq ${e.seq} ${e.kind} ${e.hash.slice(0, 16)}…`;
+
+/** `append <run> --stdin`: one writer for the whole stream (a second writer of the run is refused). */
+async function appendStdin(ctx: CliContext, run: string): Promise<void> {
+  await ctx.service({ create: true });
+  const writer = (await ctx.ledger()).writer(run, { label: 'append --stdin' });
+  const json = ctx.opts().json;
+  try {
+    await appendLines(writer, process.stdin, (events) => {
+      for (const e of events) process.stdout.write((json ? JSON.stringify(e) : appendedLine(e)) + '\n');
     });
+  } finally {
+    writer.close();
+  }
 }

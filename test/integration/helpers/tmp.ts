@@ -25,13 +25,15 @@ export interface ChildRun {
 export function runTs(
   file: string,
   args: string[],
-  opts: { onLine?: (line: string) => void; env?: NodeJS.ProcessEnv } = {},
+  opts: { onLine?: (line: string) => void; env?: NodeJS.ProcessEnv; stdin?: boolean } = {},
 ) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(repoRoot, file), ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: 'pipe',
   });
+  // Without `stdin`, the child reads end-of-file at once, as from /dev/null.
+  if (!opts.stdin) child.stdin.end();
   let stdout = '';
   let stderr = '';
   let pending = '';
@@ -54,4 +56,9 @@ export function runTs(
 /** Runs the CLI from sources, as a user would run `proofloop …`. */
 export function cli(args: string[], env?: NodeJS.ProcessEnv) {
   return runTs('electron/cli/main.ts', args, { env: { ...env, PROOFLOOP_CLI_ENTRY: '1' } }).done;
+}
+
+/** The CLI with its standard input open to the test (`child.stdin`), and each stdout line as it comes. */
+export function cliWithStdin(args: string[], onLine?: (line: string) => void) {
+  return runTs('electron/cli/main.ts', args, { env: { PROOFLOOP_CLI_ENTRY: '1' }, stdin: true, onLine });
 }

@@ -1,0 +1,145 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Ledger, verifyEvents } from '../../electron/ledger';
+import { cli, cliWithStdin, freshFolder } from './helpers/tmp';
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  cleanups.forEach((c) => c());
+  cleanups = [];
+});
+function folder(): string {
+  const f = freshFolder();
+  cleanups.push(f.cleanup);
+  return f.dir;
+}
+
+const line = (kind: string, payload: Record<string, unknown>) => JSON.stringify({ kind, payload }) + '\n';
+const said = (i: number) => line('model_responded', { content: `step ${i}` });
+
+/** Resolves with the next stdout line of a child started with cliWithStdin. */
+function lineReader() {
+  const waiting: ((l: string) => void)[] = [];
+  const ready: string[] = [];
+  return {
+    onLine: (l: string) => {
+      const w = waiting.shift();
+      if (w) w(l);
+      else ready.push(l);
+    },
+    next: () =>
+      new Promise<string>((resolve) => {
+        const l = ready.shift();
+        if (l !== undefined) resolve(l);
+        else waiting.push(resolve);
+      }),
+  };
+}
+
+function stored(dir: string, run: string) {
+  const ledger = Ledger.open(dir);
+  try {
+    const events = ledger.read(run);
+    const r = ledger.run(run)!;
+    const ok = verifyEvents(run, events, { expectedHead: { seq: r.head_seq, hash: r.head_hash } }).ok;
+    return { events, ok };
+  } finally {
+    ledger.close();
+  }
+}
+
+describe('proofloop append <run> --stdin', () => {
+  it('commits each line as it arrives, in one process, before the agent writes the next', async () => {
+    const dir = folder();
+    const out = lineReader();
+    const { child, done } = cliWithStdin(
+      ['--folder', dir, '--json', 'append', 'live', '--stdin'],
+      out.onLine,
+    );
+    for (let i = 1; i <= 3; i++) {
+      child.stdin.write(said(i));
+      const ack = JSON.parse(await out.next()) as { seq: number; hash: string };
+      expect(ack.seq).toBe(i);
+      // Already in the ledger (and durable) while the stream is still open.
+      const now = stored(dir, 'live').events;
+      expect(now).toHaveLength(i);
+      expect(now[i - 1]!.hash).toBe(ack.hash);
+    }
+    child.stdin.end();
+    expect((await done).code).toBe(0);
+  });
+
+  it('takes a piped file of 5,000 lines, redacting as every append does', async () => {
+    const dir = folder();
+    const { child, done } = cliWithStdin(['--folder', dir, '--json', 'append', 'bulk', '--stdin']);
+    const text: string[] = [];
+    for (let i = 1; i <= 5_000; i++) {
+      text.push(i % 1_000 === 0 ? line('model_responded', { content: `token=abcd1234secret${i}` }) : said(i));
+    }
+    // Windows line ends and a last line without its newline are read too.
+    child.stdin.end(text.join('').replace(said(2), said(2).replace('\n', '\r\n')).slice(0, -1));
+    const r = await done;
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const acks = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { seq: number });
+    expect(acks.map((a) => a.seq)).toEqual(Array.from({ length: 5_000 }, (_, i) => i + 1));
+    const { events, ok } = stored(dir, 'bulk');
+    expect(events).toHaveLength(5_000);
+    expect(ok).toBe(true);
+    expect(events[999]!.payload.content).toBe('token=[REDACTED:secret_assignment#1]');
+    expect(events[1]!.payload.content).toBe('step 2');
+  });
+
+  it('stops at a bad line, naming it, with every line before it appended and none after', async () => {
+    const dir = folder();
+    const bad = await (async () => {
+      const { child, done } = cliWithStdin(['--folder', dir, 'append', 'r', '--stdin']);
+      // Line 4 is blank; line 5 fails its kind's schema.
+      child.stdin.end(
+        said(1) + said(2) + said(3) + '\n' + line('tool_returned', { call_id: 'c1' }) + said(6),
+      );
+      return done;
+    })();
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^proofloop: stdin line 5: payload of tool_returned: status/);
+    expect(stored(dir, 'r').events.map((e) => e.payload.content)).toEqual(['step 1', 'step 2', 'step 3']);
+
+    const notJson = await (async () => {
+      const { child, done } = cliWithStdin(['--folder', dir, 'append', 'r', '--stdin']);
+      child.stdin.end(said(4) + '{"kind":"model_responded",\n' + said(5));
+      return done;
+    })();
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toMatch(/^proofloop: stdin line 2: not JSON/);
+    const typo = await (async () => {
+      const { child, done } = cliWithStdin(['--folder', dir, 'append', 'r', '--stdin']);
+      child.stdin.end(JSON.stringify({ type: 'model_responded', payload: {} }) + '\n');
+      return done;
+    })();
+    expect(typo.stderr).toMatch(/stdin line 1: unknown field "type"/);
+    const { events, ok } = stored(dir, 'r');
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(ok).toBe(true);
+  });
+
+  it('holds the run: another writer is refused until the stream ends', async () => {
+    const dir = folder();
+    const out = lineReader();
+    const { child, done } = cliWithStdin(
+      ['--folder', dir, '--json', 'append', 'held', '--stdin'],
+      out.onLine,
+    );
+    child.stdin.write(said(1));
+    await out.next();
+    const other = await cli(['--folder', dir, 'append', 'held', 'model_responded', '{"content":"me too"}']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/run held already has a writer: pid \d+ .*\(append --stdin\)/);
+    child.stdin.end();
+    expect((await done).code).toBe(0);
+    const after = await cli(['--folder', dir, 'append', 'held', 'model_responded', '{"content":"now"}']);
+    expect(after.code).toBe(0);
+    expect(stored(dir, 'held').events).toHaveLength(2);
+  });
+});
