@@ -153,3 +153,23 @@ test('a long run is paged, not read whole', async ({ app, server, page }) => {
   for (const r of ranges) expect((r.to ?? Infinity) - (r.from ?? 1)).toBeLessThan(1000);
   await app.screenshot('long-run-end');
 });
+
+test('a long run id stays whole in the header, beside the actions and a long compare list', async ({
+  app,
+  server,
+  page,
+}) => {
+  // Ids as ProofLoop names executed runs: task, variant, time and a random tail.
+  const a = 'fix-discount-hasty-20261201T144152-1ddc63';
+  const b = 'fix-discount-careful-20261201T144153-3a44f7';
+  await appendRun(server, a, DEMO_EVENTS);
+  await appendRun(server, b, DEMO_EVENTS);
+  await app.open();
+  await app.selectRun(a);
+  const title = page.getByTestId('run-title');
+  await expect(title).toHaveText(a);
+  expect(await title.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+  await expect(page.getByTestId('compare-select')).toBeVisible();
+  await expect(page.getByTestId('rerun-button')).toBeVisible();
+  await app.screenshot('long-run-id');
+});

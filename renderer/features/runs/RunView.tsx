@@ -93,7 +93,7 @@ function RunHeader() {
       {run?.source === 'bundle' && <BundleBanner run={run} />}
       <div className="run-title">
         <span className={`status-dot st-${run?.status ?? 'unknown'}`} />
-        <h2 className="mono" data-testid="run-title">
+        <h2 className="mono" data-testid="run-title" title={runId}>
           {runId}
         </h2>
         <span className="run-status" data-testid="run-status">
