@@ -212,7 +212,7 @@ export async function benchIngest(n = 1_000_000) {
       payload: { content: `step ${i}`, tokens: 12 },
     }));
     const batched = { helper: { ms: 0, cpu: 0, n: 0 }, thread: { ms: 0, cpu: 0, n: 0 } };
-    for (let round = 0; round < 6; round++) {
+    for (let round = 0; round < 10; round++) {
       const side = round % 2 === 0 ? batched.helper : batched.thread;
       const l =
         round % 2 === 0 ? l2 : Ledger.open(path.join(root, 'appends-thread'), { appendHelper: false });
