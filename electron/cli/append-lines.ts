@@ -1,4 +1,3 @@
-import { StringDecoder } from 'node:string_decoder';
 import type { NewEvent } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import type { RunWriter, StoredEvent } from '../ledger';
@@ -20,8 +19,8 @@ export async function appendLines(
   onAppended: (events: readonly StoredEvent[]) => void,
   maxLine = DEFAULT_MAX_LINE,
 ): Promise<number> {
-  const decoder = new StringDecoder('utf8');
-  let tail = '';
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  let tail: Buffer = Buffer.alloc(0);
   let lineNo = 0;
   let appended = 0;
 
@@ -48,39 +47,46 @@ export async function appendLines(
     onAppended(events);
   };
 
-  const take = (text: string): void => {
+  /** Complete lines (the bytes hold no final newline); each is decoded alone, so a bad one is named. */
+  const take = (bytes: Buffer): void => {
     const items: NewEvent[] = [];
     const lines: number[] = [];
-    for (const raw of text.split('\n')) {
+    for (let from = 0; from <= bytes.length;) {
+      let nl = bytes.indexOf(10, from);
+      if (nl === -1) nl = bytes.length;
       lineNo += 1;
-      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-      if (line.trim() === '') continue;
-      let item: NewEvent;
+      let item: NewEvent | null;
       try {
-        item = itemOf(line);
+        let text: string;
+        try {
+          text = utf8.decode(bytes.subarray(from, nl));
+        } catch {
+          throw new Error('not valid UTF-8');
+        }
+        item = itemOf(text);
       } catch (e) {
         append(items, lines);
         throw atLine(lineNo, e);
       }
-      items.push(item);
-      lines.push(lineNo);
+      if (item) {
+        items.push(item);
+        lines.push(lineNo);
+      }
+      from = nl + 1;
     }
     append(items, lines);
   };
 
   for await (const chunk of input) {
-    const text = tail + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
-    const end = text.lastIndexOf('\n');
-    tail = end === -1 ? text : text.slice(end + 1);
-    if (tail.length > maxLine) {
-      if (end !== -1) take(text.slice(0, end));
-      throw atLine(lineNo + 1, new Error(`a line of over ${maxLine} characters`));
-    }
-    if (end !== -1) take(text.slice(0, end));
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    const buf = tail.length > 0 ? Buffer.concat([tail, bytes]) : bytes;
+    const end = buf.lastIndexOf(10);
+    tail = end === -1 ? buf : buf.subarray(end + 1);
+    if (end !== -1) take(buf.subarray(0, end));
+    if (tail.length > maxLine) throw atLine(lineNo + 1, new Error(`a line of over ${maxLine} bytes`));
   }
-  tail += decoder.end();
   // The input ended: a last line without its newline is complete.
-  if (tail.trim() !== '') take(tail);
+  if (tail.length > 0) take(tail);
   return appended;
 }
 
@@ -88,8 +94,13 @@ function atLine(line: number, e: unknown): ProofloopError {
   return new ProofloopError('bad_args', `stdin line ${line}: ${(e as Error).message}`);
 }
 
-/** One line as an item to append; the ledger checks the kind's name and the payload itself. */
-function itemOf(line: string): NewEvent {
+/**
+ * One line as an item to append, or null for a blank line; the ledger checks the kind's name and
+ * the payload itself.
+ */
+function itemOf(text: string): NewEvent | null {
+  const line = text.endsWith('\r') ? text.slice(0, -1) : text;
+  if (line.trim() === '') return null;
   let o: unknown;
   try {
     o = JSON.parse(line);

@@ -119,8 +119,23 @@ describe('proofloop append <run> --stdin', () => {
       return done;
     })();
     expect(typo.stderr).toMatch(/stdin line 1: unknown field "type"/);
+    // Bytes that are not UTF-8 are refused, not replaced: the line is named, the one before kept.
+    const garbled = await (async () => {
+      const { child, done } = cliWithStdin(['--folder', dir, 'append', 'r', '--stdin']);
+      child.stdin.end(
+        Buffer.concat([
+          Buffer.from(said(5)),
+          Buffer.from('{"kind":"model_responded","payload":{"content":"caf'),
+          Buffer.from([0xc3, 0x28]),
+          Buffer.from('"}}\n'),
+        ]),
+      );
+      return done;
+    })();
+    expect(garbled.code).toBe(2);
+    expect(garbled.stderr).toMatch(/^proofloop: stdin line 2: not valid UTF-8/);
     const { events, ok } = stored(dir, 'r');
-    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
     expect(ok).toBe(true);
   });
 
