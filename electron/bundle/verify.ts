@@ -632,6 +632,11 @@ export async function verifyExtracted(
   });
   const first = failing[0];
   const sigOk = sig.signature === 'valid' || (sig.signature === 'absent' && opts.key === undefined);
+  // A run that matches its manifest entry is complete only if the manifest itself is proven: without
+  // a trusted signature the entry could have been cut down with the events, so the run says unknown.
+  const runVerdicts = runs.map((r) =>
+    r.completeness === 'ok' && completeness !== 'ok' ? { ...r, completeness: 'unknown' as const } : r,
+  );
   return {
     ok: integrity === 'ok' && completeness !== 'failed' && sigOk,
     file,
@@ -642,7 +647,7 @@ export async function verifyExtracted(
     first_failure: first
       ? { run_id: first.run_id, seq: first.seq, reason: `${first.code}: ${first.message}` }
       : null,
-    runs,
+    runs: runVerdicts,
     findings,
     manifest: {
       created_at: manifest.created_at,

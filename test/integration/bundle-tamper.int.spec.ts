@@ -147,6 +147,8 @@ describe('tampered bundles', () => {
     const v = await verifyBundle(file);
     expect(v).toMatchObject({ ok: true, integrity: 'ok', completeness: 'unknown', signature: 'absent' });
     expect(v.findings.find((f) => f.code === 'completeness_unproven')!.message).toMatch(/cut off/);
+    // The run's own row says so too: its manifest entry was cut down with it.
+    expect(v.runs.map((r) => r.completeness)).toEqual(['unknown']);
   });
 
   it('a changed manifest: the signature is invalid', async () => {
