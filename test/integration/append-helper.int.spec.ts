@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NewEvent } from '../../shared/protocol';
 import { Ledger, verifyEvents } from '../../electron/ledger';
 import type { AppendHelper } from '../../electron/ledger/append-helper';
-import { freshFolder } from './helpers/tmp';
+import { perTest } from './helpers/tmp';
 
 // Large appends are prepared in a helper thread (electron/ledger/append-helper.ts) from this many
 // items; smaller ones in the ledger's own thread. These tests append on both sides of the line.
@@ -12,19 +12,12 @@ const LARGE = 5_000;
 const SMALL = 1_000;
 const NOW = '2026-12-01T12:00:00.000Z';
 
-let cleanups: (() => void)[] = [];
-afterEach(() => {
-  cleanups.forEach((c) => c());
-  cleanups = [];
-});
+const { folder, later } = perTest();
 function open(appendHelper = true): { ledger: Ledger; dir: string } {
-  const f = freshFolder();
-  const ledger = Ledger.open(f.dir, { now: () => NOW, appendHelper });
-  cleanups.push(() => {
-    ledger.close();
-    f.cleanup();
-  });
-  return { ledger, dir: f.dir };
+  const dir = folder();
+  const ledger = Ledger.open(dir, { now: () => NOW, appendHelper });
+  later(() => ledger.close());
+  return { ledger, dir };
 }
 const helperOf = (l: Ledger) => (l as unknown as { helper: AppendHelper | null | false }).helper;
 

@@ -1,17 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Ledger, verifyEvents } from '../../electron/ledger';
-import { cli, cliWithStdin, freshFolder } from './helpers/tmp';
+import { cli, cliWithStdin, perTest } from './helpers/tmp';
 
-let cleanups: (() => void)[] = [];
-afterEach(() => {
-  cleanups.forEach((c) => c());
-  cleanups = [];
-});
-function folder(): string {
-  const f = freshFolder();
-  cleanups.push(f.cleanup);
-  return f.dir;
-}
+const { folder } = perTest();
 
 const line = (kind: string, payload: Record<string, unknown>) => JSON.stringify({ kind, payload }) + '\n';
 const said = (i: number) => line('model_responded', { content: `step ${i}` });

@@ -1,12 +1,24 @@
 import { crc32, gunzipSync } from 'node:zlib';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
+import { afterAll } from 'vitest';
 import type { Ledger } from '../../electron/ledger';
 
-export const freshDir = (): string => mkdtempSync(join(tmpdir(), 'pl-'));
+const made: string[] = [];
+/** A fresh folder, removed when the test file is done (kept with PROOFLOOP_KEEP_TMP set). */
+export function freshDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pl-'));
+  made.push(dir);
+  return dir;
+}
+// This module is loaded once per test file, so this runs after each file that uses it.
+afterAll(() => {
+  if (process.env.PROOFLOOP_KEEP_TMP) return;
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
 /** Points PROOFLOOP_HOME (signing keys, settings) into `dir`; returns what puts the old value back. */
 export function homeIn(dir: string): () => void {

@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ledger, ledgerPath, repairMirrors, verifyEvents } from '../../electron/ledger';
 import { openDatabase } from '../../electron/ledger/open';
-import { freshFolder, runTs, cli } from './helpers/tmp';
+import { freshFolder, perTest, runTs, cli } from './helpers/tmp';
 import { migrations } from '../../electron/ledger/migrations';
 import { kindsQuery } from '../../electron/ledger/kinds-index';
 
@@ -13,16 +13,7 @@ const started = {
   goal: 'fix the discount',
   agent: { name: 'sim', variant: 'careful', seed: 1 },
 };
-let cleanups: (() => void)[] = [];
-afterEach(() => {
-  cleanups.forEach((c) => c());
-  cleanups = [];
-});
-function folder(): string {
-  const f = freshFolder();
-  cleanups.push(f.cleanup);
-  return f.dir;
-}
+const { folder } = perTest();
 
 describe('ledger on a real SQLite file', () => {
   it('continues seq and the chain after a restart', () => {

@@ -2,6 +2,28 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
+import { afterEach } from 'vitest';
+
+/**
+ * Things a test file's tests set up and tear down: `folder()` gives a fresh folder, `later(fn)` runs
+ * `fn` after the test (ledgers to close); both are undone after each test. Call once at the top of
+ * a test file.
+ */
+export function perTest(): { folder: () => string; later: (fn: () => void) => void } {
+  let undo: (() => void)[] = [];
+  afterEach(() => {
+    for (const fn of undo.reverse()) fn();
+    undo = [];
+  });
+  return {
+    folder: () => {
+      const f = freshFolder();
+      undo.push(f.cleanup);
+      return f.dir;
+    },
+    later: (fn) => void undo.push(fn),
+  };
+}
 
 /** A fresh folder per test, removed afterwards unless PROOFLOOP_KEEP_TMP is set. */
 export function freshFolder(): { dir: string; cleanup: () => void } {
