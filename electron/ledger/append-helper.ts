@@ -1,6 +1,6 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { startWorker } from '../workers';
-import type { ChunkItems } from './chunk';
+import type { ChunkItems, LinkedChunk } from './chunk';
 
 /**
  * A second thread for large appends. `appendBatch` is synchronous (it returns once the commit is
@@ -25,7 +25,7 @@ export interface ChunkJob extends ChunkItems {
 }
 
 export type ChunkDone =
-  | { job: number; ok: true; hashes: string; lines: string; redacted: [number, string][] }
+  | ({ job: number; ok: true; redacted: [number, string][] } & LinkedChunk)
   | { job: number; ok: false; bad: boolean; message: string };
 
 /** The helper failed for a reason of its own: the append is done again in the ledger's thread. */

@@ -1,6 +1,6 @@
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { ProofloopError } from '../../shared/result';
-import { chainItems, digestItems, finishItems, mirrorLines } from './chunk';
+import { finishItems, linkChunk } from './chunk';
 import type { ChunkDone, ChunkJob } from './append-helper';
 
 /**
@@ -17,11 +17,9 @@ port.on('message', (m: ChunkJob) => {
   let done: ChunkDone;
   try {
     const redacted = finishItems(m);
-    const prev = m.prev ?? last;
-    const hashes = chainItems(prev, digestItems(m.runId, m.seq, m));
-    const lines = mirrorLines(m.runId, m.seq, prev, m, hashes);
-    last = hashes.slice(-64);
-    done = { job: m.job, ok: true, hashes, lines, redacted: redacted.map((i) => [i, m.jsons[i]!]) };
+    const linked = linkChunk(m.runId, m.seq, m.prev ?? last, m);
+    last = linked.hashes.slice(-64);
+    done = { job: m.job, ok: true, ...linked, redacted: redacted.map((i) => [i, m.jsons[i]!]) };
   } catch (e) {
     const bad = e instanceof ProofloopError && e.code === 'bad_args';
     done = { job: m.job, ok: false, bad, message: (e as Error).message };

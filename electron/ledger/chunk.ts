@@ -33,35 +33,29 @@ export function finishItems(c: ChunkItems, payloads?: Record<string, unknown>[])
   return redacted;
 }
 
+/** A chunk chained: each item's hash (64 hex digits each, joined) and its mirror lines, joined. */
+export interface LinkedChunk {
+  hashes: string;
+  lines: string;
+}
+
 /**
- * Each item's digest (it needs the seq, not the chain), as one string of 64 hex digits per item
- * (one string crosses between threads as one copy; an array of them as one copy each).
+ * Digests the items of one run from `seq` and chains them from `prev`; the mirror lines are built
+ * here too, as they carry each hash and the one before it. Hashes travel as one string: one copy
+ * between threads, where an array of them is one copy each.
  */
-export function digestItems(runId: string, seq: number, c: ChunkItems): string {
-  const out: string[] = new Array<string>(c.jsons.length);
-  for (let i = 0; i < c.jsons.length; i++) {
-    out[i] = digestEventCanonical(seq + i, runId, c.kinds[i]!, c.vs[i]!, c.ats[i]!, c.jsons[i]!);
-  }
-  return out.join('');
-}
-
-/** The chain over `digests` (as digestItems gives them) from `prev`: each hash, joined the same way. */
-export function chainItems(prev: string, digests: string): string {
-  const n = digests.length / 64;
-  const out: string[] = new Array<string>(n);
-  for (let i = 0; i < n; i++) out[i] = prev = chainLink(prev, digests.slice(i * 64, i * 64 + 64), sha256Hex);
-  return out.join('');
-}
-
-/** The items' mirror lines, joined, each ending in a newline; `hashes` as chainItems gives them. */
-export function mirrorLines(runId: string, seq: number, prev: string, c: ChunkItems, hashes: string): string {
-  const lines: string[] = new Array<string>(c.jsons.length);
+export function linkChunk(runId: string, seq: number, prev: string, c: ChunkItems): LinkedChunk {
+  const n = c.jsons.length;
+  const hashes: string[] = new Array<string>(n);
+  const lines: string[] = new Array<string>(n);
   const runIdJson = JSON.stringify(runId);
-  for (let i = 0; i < c.jsons.length; i++) {
-    const hash = hashes.slice(i * 64, i * 64 + 64);
-    lines[i] =
-      jsonLineAround(seq + i, runIdJson, c.kinds[i]!, c.vs[i]!, c.ats[i]!, c.jsons[i]!, prev, hash) + '\n';
+  for (let i = 0; i < n; i++) {
+    const s = seq + i;
+    const digest = digestEventCanonical(s, runId, c.kinds[i]!, c.vs[i]!, c.ats[i]!, c.jsons[i]!);
+    const hash = chainLink(prev, digest, sha256Hex);
+    hashes[i] = hash;
+    lines[i] = jsonLineAround(s, runIdJson, c.kinds[i]!, c.vs[i]!, c.ats[i]!, c.jsons[i]!, prev, hash) + '\n';
     prev = hash;
   }
-  return lines.join('');
+  return { hashes: hashes.join(''), lines: lines.join('') };
 }

@@ -6,7 +6,7 @@ import { kindsQuery } from './kinds-index';
 import { eventId, ID_RANGE, idOfSeq, idRange, idsBefore, LAST_HASH_SQL } from './event-ids';
 import { MirrorAppender } from './mirror';
 import { canonicalPayload, checkShape } from './prepare';
-import { chainItems, digestItems, finishItems, mirrorLines, type ChunkItems } from './chunk';
+import { finishItems, linkChunk, type ChunkItems } from './chunk';
 import { AppendHelper, HelperFailed, type ChunkDone } from './append-helper';
 import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
@@ -361,10 +361,10 @@ export class Ledger implements LedgerReader {
     const head = this.lockedHead(runId, token, items.length);
     stamp(items, 0, c, this.now());
     const seq = head.head_seq + 1;
-    const hashes = chainItems(head.head_hash, digestItems(runId, seq, c));
+    const linked = linkChunk(runId, seq, head.head_hash, c);
     const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
-    this.insertChunk(rows, runId, seq, head.head_hash, c, hashes, payloads, out);
-    lines.push(mirrorLines(runId, seq, head.head_hash, c, hashes));
+    this.insertChunk(rows, runId, seq, head.head_hash, c, linked.hashes, payloads, out);
+    lines.push(linked.lines);
     rows.flush();
     this.moveHead(head.run_no, out);
   }
@@ -420,7 +420,7 @@ export class Ledger implements LedgerReader {
     this.moveHead(head.run_no, out);
   }
 
-  /** Rows and returned events of a chunk, its `hashes` as chainItems gives them; the last hash. */
+  /** Rows and returned events of a chunk, its `hashes` as linkChunk gives them; the last hash. */
   private insertChunk(
     rows: RowBatch,
     runId: string,
