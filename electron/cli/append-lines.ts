@@ -19,7 +19,6 @@ export async function appendLines(
   onAppended: (events: readonly StoredEvent[]) => void,
   maxLine = DEFAULT_MAX_LINE,
 ): Promise<number> {
-  const utf8 = new TextDecoder('utf-8', { fatal: true });
   let tail: Buffer = Buffer.alloc(0);
   let lineNo = 0;
   let appended = 0;
@@ -57,13 +56,7 @@ export async function appendLines(
       lineNo += 1;
       let item: NewEvent | null;
       try {
-        let text: string;
-        try {
-          text = utf8.decode(bytes.subarray(from, nl));
-        } catch {
-          throw new Error('not valid UTF-8');
-        }
-        item = itemOf(text);
+        item = itemOf(decode(bytes.subarray(from, nl)));
       } catch (e) {
         append(items, lines);
         throw atLine(lineNo, e);
@@ -92,6 +85,17 @@ export async function appendLines(
 
 function atLine(line: number, e: unknown): ProofloopError {
   return new ProofloopError('bad_args', `stdin line ${line}: ${(e as Error).message}`);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A line's text; bytes that are not UTF-8 are refused, not replaced. */
+function decode(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new Error('not valid UTF-8');
+  }
 }
 
 /**

@@ -7,23 +7,39 @@ const { folder } = perTest();
 const line = (kind: string, payload: Record<string, unknown>) => JSON.stringify({ kind, payload }) + '\n';
 const said = (i: number) => line('model_responded', { content: `step ${i}` });
 
-/** Resolves with the next stdout line of a child started with cliWithStdin. */
-function lineReader() {
+/**
+ * `append <run> --stdin --json` left open, as an agent keeps it: write lines to `child.stdin`, and
+ * `next()` resolves with the next stored event it prints.
+ */
+function openStream(dir: string, run: string) {
   const waiting: ((l: string) => void)[] = [];
   const ready: string[] = [];
-  return {
-    onLine: (l: string) => {
-      const w = waiting.shift();
-      if (w) w(l);
-      else ready.push(l);
-    },
-    next: () =>
-      new Promise<string>((resolve) => {
-        const l = ready.shift();
-        if (l !== undefined) resolve(l);
-        else waiting.push(resolve);
-      }),
-  };
+  const { child, done } = cliWithStdin(['--folder', dir, '--json', 'append', run, '--stdin'], (l) => {
+    const w = waiting.shift();
+    if (w) w(l);
+    else ready.push(l);
+  });
+  const next = () =>
+    new Promise<string>((resolve) => {
+      const l = ready.shift();
+      if (l !== undefined) resolve(l);
+      else waiting.push(resolve);
+    });
+  return { child, done, next };
+}
+
+/** `append <run> --stdin` given all of `input` at once, to its end. */
+function pipeIn(dir: string, run: string, input: string | Buffer, json = false) {
+  const { child, done } = cliWithStdin([
+    '--folder',
+    dir,
+    ...(json ? ['--json'] : []),
+    'append',
+    run,
+    '--stdin',
+  ]);
+  child.stdin.end(input);
+  return done;
 }
 
 function stored(dir: string, run: string) {
@@ -41,14 +57,10 @@ function stored(dir: string, run: string) {
 describe('proofloop append <run> --stdin', () => {
   it('commits each line as it arrives, in one process, before the agent writes the next', async () => {
     const dir = folder();
-    const out = lineReader();
-    const { child, done } = cliWithStdin(
-      ['--folder', dir, '--json', 'append', 'live', '--stdin'],
-      out.onLine,
-    );
+    const { child, done, next } = openStream(dir, 'live');
     for (let i = 1; i <= 3; i++) {
       child.stdin.write(said(i));
-      const ack = JSON.parse(await out.next()) as { seq: number; hash: string };
+      const ack = JSON.parse(await next()) as { seq: number; hash: string };
       expect(ack.seq).toBe(i);
       // Already in the ledger (and durable) while the stream is still open.
       const now = stored(dir, 'live').events;
@@ -61,14 +73,13 @@ describe('proofloop append <run> --stdin', () => {
 
   it('takes a piped file of 5,000 lines, redacting as every append does', async () => {
     const dir = folder();
-    const { child, done } = cliWithStdin(['--folder', dir, '--json', 'append', 'bulk', '--stdin']);
     const text: string[] = [];
     for (let i = 1; i <= 5_000; i++) {
       text.push(i % 1_000 === 0 ? line('model_responded', { content: `token=abcd1234secret${i}` }) : said(i));
     }
     // Windows line ends and a last line without its newline are read too.
-    child.stdin.end(text.join('').replace(said(2), said(2).replace('\n', '\r\n')).slice(0, -1));
-    const r = await done;
+    const input = text.join('').replace(said(2), said(2).replace('\n', '\r\n')).slice(0, -1);
+    const r = await pipeIn(dir, 'bulk', input, true);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const acks = r.stdout
@@ -85,44 +96,32 @@ describe('proofloop append <run> --stdin', () => {
 
   it('stops at a bad line, naming it, with every line before it appended and none after', async () => {
     const dir = folder();
-    const bad = await (async () => {
-      const { child, done } = cliWithStdin(['--folder', dir, 'append', 'r', '--stdin']);
-      // Line 4 is blank; line 5 fails its kind's schema.
-      child.stdin.end(
-        said(1) + said(2) + said(3) + '\n' + line('tool_returned', { call_id: 'c1' }) + said(6),
-      );
-      return done;
-    })();
+    // Line 4 is blank; line 5 fails its kind's schema.
+    const bad = await pipeIn(
+      dir,
+      'r',
+      said(1) + said(2) + said(3) + '\n' + line('tool_returned', { call_id: 'c1' }) + said(6),
+    );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^proofloop: stdin line 5: payload of tool_returned: status/);
     expect(stored(dir, 'r').events.map((e) => e.payload.content)).toEqual(['step 1', 'step 2', 'step 3']);
 
-    const notJson = await (async () => {
-      const { child, done } = cliWithStdin(['--folder', dir, 'append', 'r', '--stdin']);
-      child.stdin.end(said(4) + '{"kind":"model_responded",\n' + said(5));
-      return done;
-    })();
+    const notJson = await pipeIn(dir, 'r', said(4) + '{"kind":"model_responded",\n' + said(5));
     expect(notJson.code).toBe(2);
     expect(notJson.stderr).toMatch(/^proofloop: stdin line 2: not JSON/);
-    const typo = await (async () => {
-      const { child, done } = cliWithStdin(['--folder', dir, 'append', 'r', '--stdin']);
-      child.stdin.end(JSON.stringify({ type: 'model_responded', payload: {} }) + '\n');
-      return done;
-    })();
+    const typo = await pipeIn(dir, 'r', JSON.stringify({ type: 'model_responded', payload: {} }) + '\n');
     expect(typo.stderr).toMatch(/stdin line 1: unknown field "type"/);
     // Bytes that are not UTF-8 are refused, not replaced: the line is named, the one before kept.
-    const garbled = await (async () => {
-      const { child, done } = cliWithStdin(['--folder', dir, 'append', 'r', '--stdin']);
-      child.stdin.end(
-        Buffer.concat([
-          Buffer.from(said(5)),
-          Buffer.from('{"kind":"model_responded","payload":{"content":"caf'),
-          Buffer.from([0xc3, 0x28]),
-          Buffer.from('"}}\n'),
-        ]),
-      );
-      return done;
-    })();
+    const garbled = await pipeIn(
+      dir,
+      'r',
+      Buffer.concat([
+        Buffer.from(said(5)),
+        Buffer.from('{"kind":"model_responded","payload":{"content":"caf'),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('"}}\n'),
+      ]),
+    );
     expect(garbled.code).toBe(2);
     expect(garbled.stderr).toMatch(/^proofloop: stdin line 2: not valid UTF-8/);
     const { events, ok } = stored(dir, 'r');
@@ -132,13 +131,9 @@ describe('proofloop append <run> --stdin', () => {
 
   it('holds the run: another writer is refused until the stream ends', async () => {
     const dir = folder();
-    const out = lineReader();
-    const { child, done } = cliWithStdin(
-      ['--folder', dir, '--json', 'append', 'held', '--stdin'],
-      out.onLine,
-    );
+    const { child, done, next } = openStream(dir, 'held');
     child.stdin.write(said(1));
-    await out.next();
+    await next();
     const other = await cli(['--folder', dir, 'append', 'held', 'model_responded', '{"content":"me too"}']);
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/run held already has a writer: pid \d+ .*\(append --stdin\)/);
