@@ -1,0 +1,60 @@
+/**
+ * The interface every source format implements (the shape of an OpenTelemetry Collector receiver:
+ * detection, reading and mapping as one small component per format, registered in registry.ts).
+ *
+ * An adapter never rewrites what the source says. It names: each source record becomes one or more
+ * events of a protocol kind (or of the source's own type, for records it has no protocol name for),
+ * whose payload is the record as written. How a named record reads as a protocol v1 payload (which
+ * field is the call id, what the status is) is an interpretation made on read by the projection,
+ * through the format's view in shared/formats/<name>.ts; it is never stored.
+ */
+
+import type { SourceRef } from '../../../shared/formats/source-ref';
+
+export type { SourceRef };
+export type Json = Record<string, unknown>;
+
+/** One event an adapter makes of a record. */
+export interface MappedEvent {
+  /** A protocol v1 kind, or a name of the adapter's own (snake_case, ≤ 64 chars: KIND_RE). */
+  kind: string;
+  /** The source's time for this record as written; '' when it has none. */
+  at: string;
+  /** The record as written (the importer canonicalises and redacts it; nothing else may change it). */
+  payload: Json;
+  source?: SourceRef;
+  /**
+   * The source's run this event belongs to, when one file holds several (seed 004's aggregate_id)
+   * or when a format keys runs itself. Absent: the file's run.
+   */
+  run?: string;
+  /** The source's own seq, for formats that number their events (ProofLoop's, seed 000). */
+  seq?: number;
+}
+
+/** A record that cannot be an event: the line becomes a finding with this message. */
+export interface MapError {
+  error: string;
+  code?: 'invalid_event';
+}
+
+export interface FormatAdapter {
+  /** Stored on the run (`runs.format`) and shown in the runs list. */
+  readonly name: string;
+  /** A person's name for it: "Claude Code session". */
+  readonly label: string;
+  /**
+   * Whether a file whose first record is `first` is of this format. Content only, never the file
+   * name. Adapters are asked in registry order; the first to claim a file reads all of it.
+   */
+  detect(first: Json): boolean;
+  /**
+   * One record (a parsed JSON object of one line) to its events. Pure and independent of every other
+   * line (lines are mapped in parallel workers, in no order): whatever needs two records (pairing a
+   * result with its call, a tree of uuids) is done on read, from the ids in `source`.
+   * An unknown record type or field is never an error: it is an event of its own kind.
+   */
+  map(record: Json): MappedEvent[] | MapError;
+  /** The run id a file of this format is about, from its first record (else the file's key). */
+  runId?(first: Json, key: string): string | null;
+}
