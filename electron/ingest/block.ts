@@ -1,20 +1,20 @@
-import { parseLine, type Parsed } from './formats';
+import { parseLine, type Format, type Parsed, type ParsedMulti } from './parse';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** One line of a block: parsed, blank (skipped, as the seed's reader does) or not UTF-8. */
-export type LineResult = Parsed | { t: 'blank' } | { t: 'not_utf8'; message: string };
+export type LineResult = Parsed | ParsedMulti | { t: 'blank' } | { t: 'not_utf8'; message: string };
 
 /**
  * Parses a block of complete lines (each ending in `\n`). The block is decoded at once; only a
  * block that is not valid UTF-8 is decoded again line by line to find the lines at fault.
  */
-export function parseBlock(buf: Uint8Array): LineResult[] {
+export function parseBlock(buf: Uint8Array, fmt: Format | null = null): LineResult[] {
   let text: string;
   try {
     text = utf8.decode(buf);
   } catch {
-    return parseBlockByLine(buf);
+    return parseBlockByLine(buf, fmt);
   }
   const out: LineResult[] = [];
   let from = 0;
@@ -22,19 +22,19 @@ export function parseBlock(buf: Uint8Array): LineResult[] {
   while (from < end) {
     let nl = text.indexOf('\n', from);
     if (nl === -1) nl = end;
-    out.push(parseText(text.slice(from, nl)));
+    out.push(parseText(text.slice(from, nl), fmt));
     from = nl + 1;
   }
   return out;
 }
 
-function parseText(line: string): LineResult {
+function parseText(line: string, fmt: Format | null): LineResult {
   // Blank lines (and a Windows \r) are no events; the seed's own reader skips them too.
   if (line.charCodeAt(0) !== 123 && line.trim() === '') return { t: 'blank' };
-  return parseLine(line);
+  return parseLine(line, fmt);
 }
 
-function parseBlockByLine(buf: Uint8Array): LineResult[] {
+function parseBlockByLine(buf: Uint8Array, fmt: Format | null): LineResult[] {
   const out: LineResult[] = [];
   let from = 0;
   const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -48,7 +48,7 @@ function parseBlockByLine(buf: Uint8Array): LineResult[] {
     } catch (e) {
       out.push({ t: 'not_utf8', message: `the line is not valid UTF-8 (${(e as Error).message})` });
     }
-    if (line !== null) out.push(parseText(line));
+    if (line !== null) out.push(parseText(line, fmt));
     from = nl + 1;
   }
   return out;

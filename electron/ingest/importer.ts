@@ -1,13 +1,16 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { createHash, type Hash } from 'node:crypto';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ledger } from '../ledger';
 import type { Finding } from '../ledger/types';
 import { sha256Bytes } from '../crypto';
-import type { Format } from './formats';
+import { detectText, parseLine, type Format } from './parse';
+import { formatNamed } from './formats/registry';
 import { DEFAULT_MAX_LINE } from './lines';
 import { Sequencer, emptyState, type FileState, type PendingFinding, type Row } from './sequencer';
 import { parsedBlocks, type ParsedBlock } from './source';
+import type { LineResult } from './block';
 
 /**
  * Import of one JSONL file into the ledger, incrementally and crash-safely:
@@ -35,6 +38,21 @@ export interface ImportOptions {
   onProgress?: (bytes: number, total: number) => void;
   /** Parsing source; the default parses in this thread. */
   source?: typeof parsedBlocks;
+  /**
+   * Import the file only if a format's adapter claims it by its first record (a `*.jsonl` found in
+   * another program's folder may be anything); `events.jsonl` files are always read.
+   */
+  onlyIfClaimed?: boolean;
+}
+
+/**
+ * What the seal of an unchained run records (runs.meta.seal): the source file, and for each
+ * import pass the byte range read and its sha256, so a reviewer holding the source can check that
+ * the chain ProofLoop made covers exactly those bytes.
+ */
+export interface Seal {
+  file: string;
+  ranges: { from: number; to: number; sha256: string }[];
 }
 
 export interface ImportResult {
@@ -55,9 +73,36 @@ interface ImportsRow {
 class Conflict extends Error {}
 
 const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+/** Never follows a link, never waits on a FIFO; a file that is not a regular file is refused. */
+export function openRegular(file: string): number {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw Object.assign(new Error(`${file} is not a regular file`), { code: 'ENOTREG' });
+  }
+  return fd;
+}
+
+/** Feeds bytes [from, to) of a file to a hash (for the seal), a MiB at a time. */
+function hashRange(file: string, from: number, to: number, h: Hash): void {
+  if (to <= from) return;
+  const fd = openRegular(file);
+  try {
+    const buf = Buffer.allocUnsafe(Math.min(1 << 20, to - from));
+    for (let pos = from; pos < to;) {
+      const n = readSync(fd, buf, 0, Math.min(buf.length, to - pos), pos);
+      if (n === 0) break;
+      h.update(buf.subarray(0, n));
+      pos += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function headSha(file: string, len: number): string | null {
   if (len <= 0) return null;
-  const fd = openSync(file, 'r');
+  const fd = openRegular(file);
   try {
     const buf = Buffer.alloc(len);
     const n = readSync(fd, buf, 0, len, 0);
@@ -65,6 +110,17 @@ function headSha(file: string, len: number): string | null {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The run of a file whose lines do not name one: `<id>/events.jsonl` by its folder, any other
+ * `<name>.jsonl` (a Claude Code session, a Codex rollout) by its own name.
+ */
+export function fileRun(key: string): string {
+  const parts = key.split(/[\\/]/);
+  const name = parts.at(-1) ?? key;
+  if (name === 'events.jsonl') return parts.at(-2) || 'events';
+  return name.replace(/\.jsonl$/i, '') || name;
 }
 
 /** `runs/<id>/events.jsonl`: the run a seed 000 file is about, by its folder name. */
@@ -166,6 +222,20 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   }
   if (size <= offset) return done;
 
+  // The file's format, from its first record; null: each line is detected on its own.
+  if (state.format === null && offset === 0) {
+    const first = firstLine(abs, size, opts.maxLine ?? DEFAULT_MAX_LINE);
+    const fmt = first === null ? null : detectText(first);
+    if (fmt === null && opts.onlyIfClaimed) return done;
+    state.format = fmt;
+  }
+  // A last line imported before its writer added the newline: that newline is no line of its own.
+  let start = offset;
+  if (state.open === offset) {
+    if (byteAt(abs, offset) === 10) start = offset + 1;
+    state.open = null;
+  }
+
   const claimed = new Set(Object.values(state.runs).map((r) => r.id));
   const exists = db.prepare('SELECT 1 FROM runs WHERE run_id = ?').pluck();
   const resolveRunId = (src: string): string => {
@@ -175,7 +245,16 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
     claimed.add(id);
     return id;
   };
-  const seqr = new Sequencer(state, { file: key, resolveRunId, mode: 'import' });
+  const seqr = new Sequencer(state, {
+    file: key,
+    resolveRunId,
+    mode: 'import',
+    defaultRun: fileRun(key),
+  });
+  const sealHash = createHash('sha256');
+  let hashedTo = offset;
+  const passFrom = offset;
+  const setSeal = db.prepare("UPDATE runs SET meta = json_set(meta, '$.seal', json(?)) WHERE run_id = ?");
   const committedTail = state.tail ?? null;
   let tailToDrop = committedTail;
 
@@ -186,7 +265,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   );
   const dropTail = db.prepare("DELETE FROM findings WHERE file = ? AND line = ? AND code = 'truncated_line'");
 
-  let pos = offset;
+  let pos = start;
   let committedState: string | null = row?.state ?? null;
   const commit = (): void => {
     const { rows, findings, created } = seqr.drain();
@@ -195,6 +274,13 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
     const drop = tailToDrop && newOffset > tailToDrop.offset ? tailToDrop : null;
     if (state.tail && newOffset > state.tail.offset) state.tail = null;
     const head = headSha(abs, Math.min(HEAD_BYTES, newOffset));
+    const sealed = Object.values(state.runs).filter((r) => formatNamed(r.fmt)?.name !== 'proofloop');
+    let sealJson: string | null = null;
+    if (sealed.length > 0 && newOffset > passFrom) {
+      hashRange(abs, hashedTo, newOffset, sealHash);
+      hashedTo = newOffset;
+      sealJson = JSON.stringify(sealOf(abs, key, state, passFrom, newOffset, sealHash));
+    }
     const stateJson = JSON.stringify(state);
     const tx = db.transaction(() => {
       // Re-checked under the write lock: has another process imported from here meanwhile?
@@ -212,6 +298,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       }
       insertRows(ledger, rows);
       addFindings(ledger, state, findings);
+      if (sealJson !== null) for (const r of sealed) setSeal.run(sealJson, r.id);
       if (drop) dropTail.run(key, drop.line);
       upsertImport.run(key, size, newOffset, newLine, head, stateJson);
     });
@@ -226,8 +313,9 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
 
   const source = opts.source ?? parsedBlocks;
   try {
-    for await (const b of source(abs, offset, {
+    for await (const b of source(abs, start, {
       until: size,
+      fmt: state.format,
       maxLine: opts.maxLine ?? DEFAULT_MAX_LINE,
       blockSize: opts.blockSize,
     })) {
@@ -253,6 +341,15 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       seqr.tooLong(lineNo, b.bytes);
       pos = b.end;
     } else {
+      // A complete last line is an event even before its writer adds the newline.
+      const complete = b.buf ? completeLine(b.buf, state.format) : null;
+      if (complete) {
+        seqr.pushLines([complete], lineNo);
+        lineNo += 1;
+        pos = b.start + b.bytes;
+        state.open = pos;
+        return;
+      }
       // Not consumed: reported once, dropped when the line is completed later.
       if (state.tail?.offset === b.start) return;
       const line = lineNo + 1;
@@ -269,6 +366,67 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       state.tail = { offset: b.start, line };
     }
   }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A last line without its newline, when it is whole: it parses and every event it makes is valid. */
+export function completeLine(buf: Buffer, fmt: Format | null): LineResult | null {
+  let text: string;
+  try {
+    text = strictUtf8.decode(buf);
+  } catch {
+    return null;
+  }
+  const r = parseLine(text, fmt);
+  const list = r.t === 'multi' ? r.list : [r];
+  return list.every((p) => p.t === 'ev' && p.invalid === null) ? r : null;
+}
+
+/** The first line of a file (up to `max` bytes), or null when it has none within them. */
+function firstLine(file: string, size: number, max: number): string | null {
+  const fd = openRegular(file);
+  try {
+    const buf = Buffer.allocUnsafe(Math.min(size, max, 1 << 20));
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    let text = buf.subarray(0, n).toString('utf8');
+    // The first record that is not blank.
+    for (const line of text.split('\n')) {
+      if (line.trim() !== '') {
+        text = line;
+        return text;
+      }
+    }
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function byteAt(file: string, pos: number): number | null {
+  const fd = openRegular(file);
+  try {
+    const b = Buffer.alloc(1);
+    return readSync(fd, b, 0, 1, pos) === 1 ? b[0]! : null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The seal after this pass: earlier passes' ranges, and this one's [from, to) with its sha256.
+ * Past 64 ranges (a file tailed for long) they are folded into one range from byte 0.
+ */
+function sealOf(abs: string, key: string, state: FileState, from: number, to: number, h: Hash): Seal {
+  let ranges = (state.seal ?? []).filter((r) => r.from !== from);
+  ranges.push({ from, to, sha256: h.copy().digest('hex') });
+  if (ranges.length > 64) {
+    const whole = createHash('sha256');
+    hashRange(abs, 0, to, whole);
+    ranges = [{ from: 0, to, sha256: whole.digest('hex') }];
+  }
+  state.seal = ranges;
+  return { file: key, ranges };
 }
 
 /** Rows of several runs, in file order: each run's events go in one insertImported call. */

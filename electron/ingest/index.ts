@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { stat } from 'node:fs/promises';
 import type { Ledger } from '../ledger';
+import type { FindingCode } from '../ledger/types';
 import { importFile, keyOf } from './importer';
 import { scanFolder } from './scan';
 import { defaultSource } from './parallel';
@@ -25,19 +26,51 @@ export async function ingestFolder(ledger: Ledger, onProgress?: IngestProgress):
   const executed = new Set(
     ledger.db.prepare("SELECT run_id FROM runs WHERE source = 'executed'").pluck().all() as string[],
   );
-  const files = await scanFolder(ledger.folder, { executed });
+  const unreadable: { file: string; why: string }[] = [];
+  const files = await scanFolder(ledger.folder, { executed, unreadable });
   const summary: IngestSummary = { files: 0, events: 0, findings: 0 };
+  for (const u of unreadable) {
+    const key = keyOf(ledger.folder, u.file);
+    if (fileFinding(ledger, key, 'unreadable_file', `${key} is ${u.why}: not read`)) summary.findings += 1;
+  }
   for (const abs of files) {
-    const r = await importFile(ledger, abs, {
-      key: keyOf(ledger.folder, abs),
-      source: defaultSource(),
-      onProgress: onProgress ? (bytes, total) => onProgress({ file: abs, bytes, total }) : undefined,
-    });
+    const key = keyOf(ledger.folder, abs);
+    // One file's failure is a finding on that file; the rest of the folder is imported.
+    try {
+      const r = await importFile(ledger, abs, {
+        key,
+        source: defaultSource(),
+        onProgress: onProgress ? (bytes, total) => onProgress({ file: abs, bytes, total }) : undefined,
+      });
+      summary.events += r.events;
+      summary.findings += r.findings;
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      const gone = err.code === 'ENOENT';
+      const code =
+        gone || err.code === 'ENOTREG' || err.code === 'ELOOP' ? 'unreadable_file' : 'import_failed';
+      const why = gone ? 'vanished while it was read' : err.message;
+      if (fileFinding(ledger, key, code, `${key}: ${why}`)) summary.findings += 1;
+    }
     summary.files += 1;
-    summary.events += r.events;
-    summary.findings += r.findings;
   }
   return summary;
+}
+
+/**
+ * A finding about a whole file, on its run when it has one, recorded once for the same message
+ * (a folder opened again does not repeat it). Returns whether it was new.
+ */
+function fileFinding(ledger: Ledger, key: string, code: FindingCode, message: string): boolean {
+  const msg = message.length > 2000 ? `${message.slice(0, 2000)}…` : message;
+  const seen = ledger.db
+    .prepare('SELECT 1 FROM findings WHERE file = ? AND code = ? AND message = ? LIMIT 1')
+    .get(key, code, msg);
+  if (seen) return false;
+  const runId = ledger.db.prepare('SELECT run_id FROM runs WHERE origin = ? LIMIT 1').pluck().get(key) as
+    string | undefined;
+  ledger.addFindings(runId ?? null, [{ code, file: key, line: null, seq: null, message: msg }]);
+  return true;
 }
 
 /** Imports one `.jsonl` file named directly (inside the folder or not). */

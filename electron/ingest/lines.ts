@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 
 /**
@@ -22,6 +23,8 @@ export interface ReadOptions {
   maxLine?: number;
   /** Stop at this byte (the size seen when the read began), so a growing file gives a stable view. */
   until?: number;
+  /** The file's format (its adapter's name), for the parser; null: detected from each line. */
+  fmt?: string | null;
 }
 
 export const DEFAULT_BLOCK = 1 << 20;
@@ -44,8 +47,11 @@ export async function* readBlocks(
 ): AsyncGenerator<Block> {
   const blockSize = opts.blockSize ?? DEFAULT_BLOCK;
   const maxLine = opts.maxLine ?? DEFAULT_MAX_LINE;
-  const fh = await open(file, 'r');
+  // Never through a link, never blocked on a FIFO: a file that is not a regular file is refused.
+  const fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
+    if (!(await fh.stat()).isFile())
+      throw Object.assign(new Error(`${file} is not a regular file`), { code: 'ENOTREG' });
     const until = opts.until ?? (await fh.stat()).size;
     let pos = start; // file offset of the first byte not yet read
     let carry: Buffer | null = null; // bytes of an unfinished line (≤ maxLine)

@@ -31,7 +31,7 @@ const IN_FLIGHT = 16;
 const YOUNG_MB = 384;
 
 interface Pool {
-  parse(buf: Buffer): Promise<LineResult[]>;
+  parse(buf: Buffer, fmt: string | null): Promise<LineResult[]>;
   close(): Promise<void>;
 }
 
@@ -61,14 +61,14 @@ function startPool(): Pool | null {
   }
   if (workers.length === 0) return null;
   return {
-    parse(buf) {
+    parse(buf, fmt) {
       if (broken) return Promise.reject(broken);
       const id = next++;
       return new Promise((resolve, reject) => {
         waiting.set(id, { resolve, reject });
         const copy = new Uint8Array(buf.length);
         copy.set(buf);
-        workers[id % workers.length]!.postMessage({ id, buf: copy }, [copy.buffer]);
+        workers[id % workers.length]!.postMessage({ id, buf: copy, fmt }, [copy.buffer]);
       });
     },
     async close() {
@@ -100,7 +100,7 @@ async function* parallelBlocks(file: string, start: number, opts: ReadOptions): 
       const pending: Promise<ParsedBlock> =
         b.t === 'lines'
           ? p
-              .parse(b.buf)
+              .parse(b.buf, opts.fmt ?? null)
               .then((results) => ({ t: 'lines', start: b.start, end: b.end, lines: b.lines, results }))
           : Promise.resolve(b);
       pending.catch(() => undefined); // rejections are seen where the queue is awaited

@@ -5,6 +5,8 @@ export interface ScanOptions {
   /** Run ids of runs ProofLoop executed: their `<folder>/<run_id>/events.jsonl` are its own mirrors. */
   executed: ReadonlySet<string>;
   maxDepth?: number;
+  /** Filled with the `events.jsonl` entries that are no regular files (a FIFO, a directory, a link). */
+  unreadable?: { file: string; why: string }[];
 }
 
 const SKIP_DIRS = new Set(['node_modules', '.git']);
@@ -27,13 +29,24 @@ export async function scanFolder(folder: string, opts: ScanOptions): Promise<str
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
       const abs = path.join(dir, e.name);
-      if (e.isDirectory()) {
+      if (e.isDirectory() && e.name === 'events.jsonl' && opts.unreadable) {
+        opts.unreadable.push({ file: abs, why: 'a directory' });
+      } else if (e.isDirectory()) {
         if (SKIP_DIRS.has(e.name)) continue;
         if (depth === 0 && e.name === '.proofloop') continue;
         if (depth < maxDepth) await walk(abs, depth + 1);
       } else if (e.isFile() && e.name === 'events.jsonl') {
         if (depth === 1 && opts.executed.has(path.basename(dir))) continue;
         out.push(abs);
+      } else if (e.name === 'events.jsonl' && opts.unreadable) {
+        const what = e.isDirectory()
+          ? 'a directory'
+          : e.isSymbolicLink()
+            ? 'a symbolic link (links are not followed: nothing outside the folder is read)'
+            : e.isFIFO()
+              ? 'a FIFO'
+              : 'not a regular file';
+        opts.unreadable.push({ file: abs, why: what });
       }
     }
   };

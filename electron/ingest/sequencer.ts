@@ -4,7 +4,7 @@ import { ChainVerifier } from '../ledger/verify';
 import type { ImportedEvent } from '../ledger/ledger';
 import type { Finding, FindingCode } from '../ledger/types';
 import { digestEvent as fastDigest, linkHash as link } from '../crypto';
-import type { Format, Parsed, ParsedEvent } from './formats';
+import type { Format, Parsed, ParsedEvent } from './parse';
 
 /** What the importer carries between transactions, per run of a file (kept in `imports.state`). */
 export interface FileRun {
@@ -23,8 +23,17 @@ export interface FileState {
   fileRun: string | null;
   runs: Record<string, FileRun>;
   lastSrc: string | null;
+  /**
+   * Seqs that lines which are no events (they do not parse, say) seem to hold, per source run, above
+   * its head: a later gap over them is theirs, not a seq that no line holds.
+   */
+  held?: Record<string, number[]>;
   /** A truncated last line already reported (not consumed): where it starts. */
   tail?: { offset: number; line: number } | null;
+  /** Where a last line imported without its newline ends (that newline is no line of its own). */
+  open?: number | null;
+  /** The seal's byte ranges so far (see Seal in importer.ts). */
+  seal?: { from: number; to: number; sha256: string }[];
   /** A rewrite already reported: the size and head digest it was reported for. */
   rewritten?: { size: number; head: string } | null;
 }
@@ -54,6 +63,8 @@ export interface SequencerOptions {
   resolveRunId: (src: string, fmt: Format) => string;
   /** verify: chained runs go through ChainVerifier and nothing is stored. */
   mode: 'import' | 'verify';
+  /** The run of a file whose lines name none (a Claude Code session: its file's name). */
+  defaultRun?: string;
 }
 
 /**
@@ -80,6 +91,7 @@ export class Sequencer {
     seq: number | null,
     message: string,
     src: string | null,
+    excerpt: string | null = null,
   ): void {
     this.findings.push({
       code,
@@ -87,6 +99,7 @@ export class Sequencer {
       line,
       seq,
       message,
+      excerpt,
       src: src ?? this.state.fileRun ?? this.state.lastSrc,
     });
   }
@@ -98,6 +111,7 @@ export class Sequencer {
       n += 1;
       if (r.t === 'blank') continue;
       if (r.t === 'not_utf8') this.finding('not_utf8', n, null, r.message, null);
+      else if (r.t === 'multi') for (const p of r.list) this.push(p, n);
       else this.push(r, n);
     }
   }
@@ -110,66 +124,71 @@ export class Sequencer {
   push(p: Parsed, line: number): void {
     const st = this.state;
     if (p.t === 'bad') {
-      this.finding(p.code, line, p.seq, p.message, p.src && st.runs[p.src] ? p.src : null);
+      const src = p.src && st.runs[p.src] ? p.src : null;
+      if (p.seq !== null) this.hold(p.src ?? st.fileRun ?? st.lastSrc ?? '', p.seq);
+      this.finding(p.code, line, p.seq, p.message, src, p.excerpt);
       return;
     }
     if (st.format === null) st.format = p.fmt;
-    else if (p.fmt !== st.format) {
-      this.finding('invalid_event', line, p.seq || null, `a ${p.fmt} line in a ${st.format} file`, null);
-      return;
-    }
-    if (p.fmt !== 'seed004') {
-      if (st.fileRun === null) st.fileRun = p.src;
-      else if (p.src !== st.fileRun) {
+    const src = p.src || st.fileRun || this.opts.defaultRun || '';
+    if (p.fmt === 'proofloop' || p.fmt === 'seed000') {
+      if (st.fileRun === null) st.fileRun = src;
+      else if (src !== st.fileRun) {
         this.finding(
           'run_id_mismatch',
           line,
           p.seq,
-          `run_id "${p.src}" in a file of run "${st.fileRun}": not imported`,
+          `run_id "${src}" in a file of run "${st.fileRun}": not imported`,
           st.fileRun,
         );
         return;
       }
     }
-    let run = st.runs[p.src];
+    let run = st.runs[src];
     if (!run) {
-      run = { id: this.opts.resolveRunId(p.src, p.fmt), src: p.src, seq: 0, hash: ZERO_HASH, fmt: p.fmt };
-      st.runs[p.src] = run;
+      run = { id: this.opts.resolveRunId(src, p.fmt), src, seq: 0, hash: ZERO_HASH, fmt: p.fmt };
+      st.runs[src] = run;
       this.created.push(run);
     }
-    st.lastSrc = p.src;
-    this.counts.set(p.src, (this.counts.get(p.src) ?? 0) + 1);
-    if (p.fmt === 'seed004') p.seq = run.seq + 1;
-    if (this.opts.mode === 'verify' && p.fmt === 'proofloop') {
+    st.lastSrc = src;
+    this.counts.set(src, (this.counts.get(src) ?? 0) + 1);
+    if (p.seq === 0) p.seq = run.seq + 1;
+    if (this.opts.mode === 'verify' && p.fmt === 'proofloop' && p.prev !== null && p.hash !== null) {
+      if (p.invalid !== null) this.finding('invalid_event', line, p.seq, p.invalid, src);
       this.verifyChained(p, run, line);
       return;
     }
     const expect = run.seq + 1;
     if (p.seq !== expect) {
-      if (p.seq > expect) {
-        this.finding(
-          'seq_gap',
-          line,
-          p.seq,
-          `expected seq ${expect}, found ${p.seq}: seqs ${expect}–${p.seq - 1} are missing`,
-          p.src,
-        );
-      } else {
+      if (p.seq > expect) this.gap(src, expect, p.seq, line);
+      else {
         const dup = p.seq === run.seq;
         this.finding(
           dup ? 'seq_duplicate' : 'seq_out_of_order',
           line,
           p.seq,
           `expected seq ${expect}, found ${p.seq}: ${dup ? 'a duplicate' : 'out of order'}, not imported`,
-          p.src,
+          src,
         );
         return;
       }
     }
+    if (p.invalid !== null)
+      this.finding('invalid_event', line, p.seq, `${p.invalid} (stored as written)`, src);
+    if (p.rounded !== null) {
+      this.finding(
+        'number_rounded',
+        line,
+        p.seq,
+        `integers beyond 2^53 cannot be held exactly by a JSON number and are stored rounded: ${p.rounded.slice(0, 3).join(', ')}`,
+        src,
+      );
+    }
     let hash: string;
     let digest = p.digest;
     if (p.fmt === 'proofloop') {
-      hash = p.hash!;
+      const digestOk = digest !== null;
+      hash = p.hash ?? link(run.hash, digest ?? '');
       // The ledger stores no prev (it is the hash of the stored event before): a break is a finding.
       if (p.prev !== run.hash) {
         this.finding(
@@ -177,26 +196,27 @@ export class Sequencer {
           line,
           p.seq,
           `prev of seq ${p.seq} is not the hash of the event before it`,
-          p.src,
+          src,
         );
       }
-      if (!p.hashOk) {
+      if (!p.hashOk && digestOk) {
         this.finding(
           'chain_broken',
           line,
           p.seq,
           `seq ${p.seq}: content does not match its hash (altered after it was written)`,
-          p.src,
+          src,
         );
       }
     } else {
-      // Unchained formats get the chain ProofLoop would have written, over the ledger's run id.
-      if (digest === null || run.id !== p.src)
+      // Unchained formats are sealed: chained as ProofLoop would have, over the ledger's run id.
+      if (digest === null || run.id !== src)
         digest = fastDigest(p.seq, run.id, p.kind, p.v, p.at, p.orig ?? p.payload);
       hash = link(run.hash, digest);
     }
     run.seq = p.seq;
     run.hash = hash;
+    if (st.held?.[src]) this.unhold(src, p.seq);
     this.rows.push({
       run_id: run.id,
       seq: p.seq,
@@ -207,7 +227,48 @@ export class Sequencer {
       hash,
       // The original digest is kept only where the stored payload is not what was hashed.
       digest: p.redacted ? digest : null,
+      line,
+      source: p.source ? JSON.stringify(p.source) : null,
     });
+  }
+
+  /** A seq a line that is no event seems to hold (kept until the run passes it; at most 1,000). */
+  private hold(src: string, seq: number): void {
+    const held = (this.state.held ??= {});
+    const list = (held[src] ??= []);
+    if (list.length < 1000 && seq > (this.state.runs[src]?.seq ?? 0)) list.push(seq);
+  }
+
+  private unhold(src: string, upTo: number): void {
+    const held = this.state.held!;
+    const list = held[src]!.filter((s) => s > upTo);
+    if (list.length > 0) held[src] = list;
+    else delete held[src];
+  }
+
+  /** seqs from..to-1 are not in the ledger: a gap only for those that no line holds. */
+  private gap(src: string, from: number, to: number, line: number): void {
+    const held = new Set((this.state.held?.[src] ?? []).filter((s) => s >= from && s < to));
+    if (held.size >= to - from) return;
+    const missing: string[] = [];
+    let s = from;
+    while (s < to && missing.length < 5) {
+      while (s < to && held.has(s)) s++;
+      if (s >= to) break;
+      let e = s;
+      while (e + 1 < to && !held.has(e + 1)) e++;
+      missing.push(e > s ? `${s}–${e}` : `${s}`);
+      s = e + 1;
+    }
+    const heldNote =
+      held.size > 0 ? ` (${held.size} more are on lines that are no events: see their findings)` : '';
+    this.finding(
+      'seq_gap',
+      line,
+      to,
+      `expected seq ${from}, found ${to}: no line holds seq ${missing.join(', ')}${heldNote}`,
+      src,
+    );
   }
 
   private verifyChained(p: ParsedEvent, run: FileRun, line: number): void {

@@ -14,7 +14,13 @@ export async function* parsedBlocks(
 ): AsyncGenerator<ParsedBlock> {
   for await (const b of readBlocks(file, start, opts)) {
     if (b.t === 'lines')
-      yield { t: 'lines', start: b.start, end: b.end, lines: b.lines, results: parseBlock(b.buf) };
+      yield {
+        t: 'lines',
+        start: b.start,
+        end: b.end,
+        lines: b.lines,
+        results: parseBlock(b.buf, opts.fmt ?? null),
+      };
     else yield b;
   }
 }

@@ -1,5 +1,5 @@
 import type { LineResult } from './block';
-import type { ParsedEvent } from './formats';
+import type { ParsedEvent } from './parse';
 
 /**
  * The parse results of a block as a worker posts them back. Structured clone of ~3,000 result
@@ -35,6 +35,9 @@ const packable = (r: LineResult): r is ParsedEvent =>
   r.t === 'ev' &&
   r.fmt === 'proofloop' &&
   r.orig === null &&
+  r.invalid === null &&
+  r.rounded === null &&
+  r.source === null &&
   typeof r.digest === 'string' &&
   r.digest.length === HEX_LEN &&
   typeof r.prev === 'string' &&
@@ -129,6 +132,9 @@ export function unpackResults(b: PackedBlock): LineResult[] {
       prev,
       hash,
       hashOk: (flags & F_HASH_OK) !== 0,
+      invalid: null,
+      rounded: null,
+      source: null,
     };
   }
   return out;

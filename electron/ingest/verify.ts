@@ -2,11 +2,11 @@ import path from 'node:path';
 import { stat } from 'node:fs/promises';
 import type { VerifyReport } from '../ledger/verify';
 import type { Finding } from '../ledger/types';
-import { DEFAULT_MAX_LINE } from './lines';
-import { folderRun, tailSeq } from './importer';
+import { DEFAULT_MAX_LINE, readBlocks } from './lines';
+import { completeLine, fileRun, folderRun, tailSeq } from './importer';
 import { Sequencer, emptyState } from './sequencer';
 import { parsedBlocks } from './source';
-import { parseLine } from './formats';
+import { detectText, parseLine } from './parse';
 import { ZERO_HASH } from '../../shared/protocol';
 
 /**
@@ -20,9 +20,16 @@ export async function verifyFile(file: string, opts: { maxLine?: number } = {}):
   const abs = path.resolve(file);
   const size = (await stat(abs)).size;
   const state = emptyState(folderRun(abs.split(path.sep).join('/')));
-  const seqr = new Sequencer(state, { file: abs, resolveRunId: (src) => src, mode: 'verify' });
+  const seqr = new Sequencer(state, {
+    file: abs,
+    resolveRunId: (src) => src,
+    mode: 'verify',
+    defaultRun: fileRun(abs),
+  });
+  const maxLine = opts.maxLine ?? DEFAULT_MAX_LINE;
+  state.format = await firstFormat(abs, maxLine);
   let lineNo = 0;
-  for await (const b of parsedBlocks(abs, 0, { until: size, maxLine: opts.maxLine ?? DEFAULT_MAX_LINE })) {
+  for await (const b of parsedBlocks(abs, 0, { until: size, maxLine, fmt: state.format })) {
     if (b.t === 'lines') {
       seqr.pushLines(b.results, lineNo);
       lineNo += b.lines;
@@ -30,9 +37,17 @@ export async function verifyFile(file: string, opts: { maxLine?: number } = {}):
       lineNo += 1;
       seqr.tooLong(lineNo, b.bytes);
     } else {
+      const complete = b.buf ? completeLine(b.buf, state.format) : null;
+      if (complete) {
+        // A whole last line without its newline is an event: the file is valid as it is.
+        seqr.pushLines([complete], lineNo);
+        lineNo += 1;
+        continue;
+      }
       lineNo += 1;
       const text = b.buf ? b.buf.toString('utf8') : null;
-      const parsed = text !== null ? parseLine(text) : null;
+      const parsedAny = text !== null ? parseLine(text, state.format) : null;
+      const parsed = parsedAny && parsedAny.t !== 'multi' ? parsedAny : null;
       seqr.finding(
         'truncated_line',
         lineNo,
@@ -74,6 +89,17 @@ export async function verifyFile(file: string, opts: { maxLine?: number } = {}):
     r.ok = r.findings.length === 0;
   }
   return out;
+}
+
+/** The format of a file by its first non-blank line (read through the same reader as the rest). */
+async function firstFormat(abs: string, maxLine: number): Promise<string | null> {
+  for await (const b of readBlocks(abs, 0, { maxLine })) {
+    if (b.t !== 'lines' && b.t !== 'tail') continue;
+    if (!b.buf) return null;
+    for (const line of b.buf.toString('utf8').split('\n')) if (line.trim() !== '') return detectText(line);
+    if (b.t === 'tail') return null;
+  }
+  return null;
 }
 
 /** The report of a file with no event of any run: named after the file's folder. */

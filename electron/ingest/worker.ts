@@ -3,7 +3,7 @@ import { parseBlock } from './block';
 import { packResults } from './transfer';
 
 /** Parse worker: blocks of complete lines in, parsed lines out, packed (see parallel.ts, transfer.ts). */
-parentPort?.on('message', (m: { id: number; buf: Uint8Array }) => {
-  const packed = packResults(parseBlock(m.buf));
+parentPort?.on('message', (m: { id: number; buf: Uint8Array; fmt: string | null }) => {
+  const packed = packResults(parseBlock(m.buf, m.fmt));
   parentPort!.postMessage({ id: m.id, packed }, [packed.cols.buffer as ArrayBuffer]);
 });

@@ -7,6 +7,7 @@ import { eventId, ID_RANGE, idOfSeq, idRange, idsBefore, LAST_HASH_SQL } from '.
 import { MirrorAppender } from './mirror';
 import { canonicalPayload, checkShape } from './prepare';
 import { finishItems, linkChunk, type ChunkItems } from './chunk';
+import { interpret, type SourceRef } from '../../shared/formats';
 import { AppendHelper, HelperFailed, type ChunkDone } from './append-helper';
 import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
@@ -18,6 +19,8 @@ interface EventRowDb {
   at: string;
   payload: string;
   hash: Buffer;
+  line?: number | null;
+  source?: string | null;
   digest: Buffer | null;
 }
 
@@ -33,6 +36,10 @@ export interface ImportedEvent {
   hash: string;
   /** The original digest (hex) when the stored payload differs from what was hashed (redaction). */
   digest?: string | null;
+  /** The source line it came from. */
+  line?: number | null;
+  /** The source's own ids and the part of the record, JSON (electron/ingest/formats/types.ts). */
+  source?: string | null;
 }
 
 function rowToEvent(r: EventRowDb, runId: string, prev: string): StoredEvent {
@@ -50,6 +57,7 @@ function rowToEvent(r: EventRowDb, runId: string, prev: string): StoredEvent {
     e.digest = r.digest.toString('hex');
     e.redacted = true;
   }
+  if (r.line != null) e.source = { line: r.line, ...(r.source ? parseMeta(r.source) : {}) };
   return e;
 }
 
@@ -92,9 +100,10 @@ function stamp(items: readonly NewEvent[], from: number, c: ChunkItems, now: str
   for (let i = 0; i < c.kinds.length; i++) c.ats.push(items[from + i]!.at ?? now);
 }
 
+const READ_COLUMNS = 'seq, kind, v, at, payload, hash, digest, line, source';
 const ROWS_PER_INSERT = 16;
-const INSERT_COLUMNS = 'id, kind, v, at, payload, hash, digest';
-const COLUMNS = 7;
+const INSERT_COLUMNS = 'id, kind, v, at, payload, hash, digest, line, source';
+const COLUMNS = 9;
 const ROW_MARKS = `(${new Array(COLUMNS).fill('?').join(', ')})`;
 const insertManyCache = new WeakMap<Db, Statement>();
 
@@ -118,8 +127,10 @@ class RowBatch {
     json: string,
     hash: Uint8Array,
     digest: Buffer | null = null,
+    line: number | null = null,
+    source: string | null = null,
   ): void {
-    this.args.push(eventId(this.runNo, seq), kind, v, at, json, hash, digest);
+    this.args.push(eventId(this.runNo, seq), kind, v, at, json, hash, digest, line, source);
     if (this.args.length === ROWS_PER_INSERT * COLUMNS) {
       this.many().run(this.args);
       this.args.length = 0;
@@ -175,6 +186,15 @@ const STATUS_OF = new Map<string, string>([
 ]);
 
 /** What the runs table learns from a batch: the latest status, and task and variant from run_started. */
+/** A run_started as protocol v1 reads it: an imported format's view may infer its task id. */
+function startedAsV1(fmt: string, runId: string, e: ImportedEvent): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(e.payloadJson);
+  const p =
+    parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  const source = e.source ? (JSON.parse(e.source) as SourceRef) : null;
+  return interpret(fmt, e.kind, p, { seq: e.seq, run_id: runId, source })?.payload ?? p;
+}
+
 function runFacts(items: readonly { kind: string; payload: Record<string, unknown> }[]) {
   let status: string | null = null;
   let taskId: string | null = null;
@@ -225,11 +245,9 @@ export class Ledger implements LedgerReader {
            task_id = COALESCE(@task_id, task_id), variant = COALESCE(@variant, variant)
          WHERE run_no = @run_no`,
       ),
-      readRange: db.prepare(
-        `SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE ${ID_RANGE} ORDER BY id LIMIT ?`,
-      ),
+      readRange: db.prepare(`SELECT ${READ_COLUMNS} FROM events WHERE ${ID_RANGE} ORDER BY id LIMIT ?`),
       prevHash: db.prepare(LAST_HASH_SQL).pluck(),
-      one: db.prepare('SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE id = ?'),
+      one: db.prepare(`SELECT ${READ_COLUMNS} FROM events WHERE id = ?`),
     };
   }
 
@@ -523,7 +541,7 @@ export class Ledger implements LedgerReader {
     let rows: IterableIterator<EventRowDb>;
     const filtered = q.kinds !== undefined && q.kinds.length > 0;
     if (filtered) {
-      const k = kindsQuery('seq, kind, v, at, payload, hash, digest', q.kinds!);
+      const k = kindsQuery(READ_COLUMNS, q.kinds!);
       rows = this.db
         .prepare(k.sql)
         .iterate(...k.params(runNo, from, to, limit)) as IterableIterator<EventRowDb>;
@@ -576,10 +594,16 @@ export class Ledger implements LedgerReader {
         e.payloadJson,
         hexToBlob(e.hash),
         e.digest ? hexToBlob(e.digest) : null,
+        e.line ?? null,
+        e.source ?? null,
       );
     }
     rows.flush();
     const last = events[events.length - 1]!;
+    const fmt = this.db
+      .prepare('SELECT format FROM runs WHERE run_no = ?')
+      .pluck()
+      .get(head.run_no) as string;
     this.stmts.updateHead.run({
       run_no: head.run_no,
       seq: last.seq,
@@ -592,7 +616,7 @@ export class Ledger implements LedgerReader {
           .filter((e) => STATUS_OF.has(e.kind))
           .map((e) => ({
             kind: e.kind,
-            payload: e.kind === 'run_started' ? (JSON.parse(e.payloadJson) as Record<string, unknown>) : {},
+            payload: e.kind === 'run_started' ? startedAsV1(fmt, runId, e) : {},
           })),
       ),
     });
@@ -609,10 +633,10 @@ export class Ledger implements LedgerReader {
 
   addFindings(runId: string | null, findings: readonly Finding[]): void {
     const ins = this.db.prepare(
-      'INSERT INTO findings (run_id, file, line, seq, code, message) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO findings (run_id, file, line, seq, code, message, excerpt) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     this.db.transaction(() => {
-      for (const f of findings) ins.run(runId, f.file, f.line, f.seq, f.code, f.message);
+      for (const f of findings) ins.run(runId, f.file, f.line, f.seq, f.code, f.message, f.excerpt ?? null);
     })();
   }
 }

@@ -154,4 +154,16 @@ CREATE VIEW events_v AS
   FROM runs r JOIN events e ON e.id BETWEEN r.run_no << 32 AND (r.run_no << 32) + 4294967295;
 `,
   },
+  {
+    version: 4,
+    name: 'where imported events came from; what bad lines said',
+    // An imported event keeps the line it came from and the source's own ids (uuid, call_id, …), so
+    // the payload view and \`events --json\` can say where it came from; NULL for appended events. A
+    // finding about a line that is no event keeps its (bounded, redacted) text, so the user sees it.
+    sql: `
+ALTER TABLE events ADD COLUMN line INTEGER;
+ALTER TABLE events ADD COLUMN source TEXT;
+ALTER TABLE findings ADD COLUMN excerpt TEXT;
+`,
+  },
 ];

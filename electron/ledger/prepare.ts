@@ -1,4 +1,11 @@
-import { canonicalJson, checkPayload, KIND_RE, type NewEvent } from '../../shared/protocol';
+import {
+  canonicalJson,
+  checkPayload,
+  depthOverValue,
+  KIND_RE,
+  MAX_DEPTH,
+  type NewEvent,
+} from '../../shared/protocol';
 import { redactCredentials } from '../../shared/redact';
 import { ProofloopError } from '../../shared/result';
 
@@ -25,6 +32,9 @@ export function checkShape(item: NewEvent): void {
 
 /** The payload's RFC 8785 text; a payload without one (a NaN, a cycle, a BigInt) is bad_args. */
 export function canonicalPayload(item: NewEvent): string {
+  // Important: before canonical JSON and the redactor, which recurse into the payload.
+  if (depthOverValue(item.payload))
+    throw new ProofloopError('bad_args', `payload of ${item.kind} nests deeper than ${MAX_DEPTH} levels`);
   try {
     return canonicalJson(item.payload);
   } catch (e) {

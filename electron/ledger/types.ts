@@ -1,7 +1,8 @@
 import type { LedgerEvent } from '../../shared/protocol';
 
 export type RunSource = 'executed' | 'imported' | 'bundle';
-export type RunFormat = 'proofloop' | 'seed000' | 'seed004';
+/** The adapter that read the run (electron/ingest/formats/registry.ts): 'proofloop', 'seed000', … */
+export type RunFormat = string;
 
 export interface RunRow {
   run_id: string;
@@ -30,6 +31,8 @@ export interface Finding {
   seq: number | null;
   message: string;
   run_id?: string | null;
+  /** A line that is no event: its text, bounded and redacted. */
+  excerpt?: string | null;
 }
 
 export type FindingCode =
@@ -45,7 +48,10 @@ export type FindingCode =
   | 'line_too_long'
   | 'file_rewritten'
   | 'digest_mismatch'
-  | 'head_mismatch';
+  | 'head_mismatch'
+  | 'number_rounded'
+  | 'import_failed'
+  | 'unreadable_file';
 
 export interface ReadQuery {
   from?: number;
@@ -55,4 +61,8 @@ export interface ReadQuery {
 }
 
 /** A stored event, with what the ledger knows about it beyond the envelope. */
-export type StoredEvent = LedgerEvent & { redacted?: boolean };
+export type StoredEvent = LedgerEvent & {
+  redacted?: boolean;
+  /** An imported event: the line of its run's source file, the part of the record, the source's ids. */
+  source?: { line: number; part?: number; ids?: Record<string, string> };
+};

@@ -58,6 +58,8 @@ export interface StateAt {
 interface Stmts {
   /** The integer key of a run in the events table. */
   key: (runId: string) => number | undefined;
+  /** The adapter that read the run: evolve reads its events through that format's view. */
+  format: (runId: string) => string | undefined;
   head: Statement<unknown[]>;
   range: Statement<unknown[]>;
   one: Statement<unknown[]>;
@@ -73,13 +75,15 @@ function stmts(db: Db): Stmts {
   if (!s) {
     // Read only the columns evolve needs, not the chain columns.
     const runNo = db.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck();
+    const fmt = db.prepare('SELECT format FROM runs WHERE run_id = ?').pluck();
     s = {
       key: (runId) => runNo.get(runId) as number | undefined,
+      format: (runId) => fmt.get(runId) as string | undefined,
       head: db.prepare('SELECT head_seq FROM runs WHERE run_id = ?'),
       range: db
-        .prepare(`SELECT seq, kind, v, at, payload FROM events WHERE ${ID_RANGE} ORDER BY id`)
+        .prepare(`SELECT seq, kind, v, at, payload, source FROM events WHERE ${ID_RANGE} ORDER BY id`)
         .raw(true),
-      one: db.prepare('SELECT seq, kind, v, at, payload FROM events WHERE id = ?').raw(true),
+      one: db.prepare('SELECT seq, kind, v, at, payload, source FROM events WHERE id = ?').raw(true),
       nearest: db.prepare(
         `SELECT seq, state FROM snapshots WHERE run_id = ? AND version = ? AND seq <= ?
          ORDER BY seq DESC LIMIT 1`,
@@ -92,10 +96,10 @@ function stmts(db: Db): Stmts {
   return s;
 }
 
-type RawRow = [seq: number, kind: string, v: number, at: string, payload: string];
+type RawRow = [seq: number, kind: string, v: number, at: string, payload: string, source: string | null];
 
-function rawToFold(r: RawRow, runId: string): FoldEvent {
-  return {
+function rawToFold(r: RawRow, runId: string, fmt: string | undefined): FoldEvent {
+  const e: FoldEvent = {
     seq: r[0],
     run_id: runId,
     kind: r[1],
@@ -103,6 +107,11 @@ function rawToFold(r: RawRow, runId: string): FoldEvent {
     at: r[3],
     payload: JSON.parse(r[4]) as Record<string, unknown>,
   };
+  if (fmt !== undefined && fmt !== 'proofloop') {
+    e.fmt = fmt;
+    if (r[5] !== null) e.source = JSON.parse(r[5]) as FoldEvent['source'];
+  }
+  return e;
 }
 
 /**
@@ -121,10 +130,11 @@ function foldRange(
   const st = stmts(ledger.db);
   const key = st.key(runId);
   if (key === undefined) return state;
+  const fmt = st.format(runId);
   for (let lo = from; lo <= to; lo += chunk) {
     const rows = st.range.all(...idRange(key, lo, Math.min(to, lo + chunk - 1))) as RawRow[];
     for (let i = 0; i < rows.length; i++) {
-      state = evolve(state, rawToFold(rows[i]!, runId));
+      state = evolve(state, rawToFold(rows[i]!, runId, fmt));
       if (each) each(state);
     }
   }
@@ -279,7 +289,7 @@ export function changesAt(
   const id = key === undefined ? null : idOfSeq(key, seq);
   const row = id === null ? undefined : (st.one.get(id) as RawRow | undefined);
   if (!row) throw new ProofloopError('not_found', `run ${runId} has no seq ${seq}`);
-  const event = rawToFold(row, runId);
+  const event = rawToFold(row, runId, st.format(runId));
   return { seq, kind: event.kind, changes: stateChanges(before, evolve(before, event)) };
 }
 

@@ -13,12 +13,15 @@ export const FindingSchema = z.object({
   seq: z.number().int().nullable(),
   message: z.string(),
   run_id: z.string().nullable().optional(),
+  /** A line that is no event: its text as the file has it, bounded and redacted. */
+  excerpt: z.string().nullable().optional(),
 });
 
 export const RunSummarySchema = z.object({
   run_id: z.string(),
   source: z.enum(['executed', 'imported', 'bundle']),
-  format: z.enum(['proofloop', 'seed000', 'seed004']),
+  /** The adapter that read it: 'proofloop', 'seed000', 'seed004', and the formats of other programs. */
+  format: z.string(),
   chained: z.boolean(),
   origin: z.string().nullable(),
   created_at: z.string(),
@@ -36,7 +39,17 @@ export const RunSummarySchema = z.object({
   meta: z.record(z.string(), z.unknown()),
 });
 
-export const StoredEventSchema = EnvelopeSchema.extend({ redacted: z.boolean().optional() });
+export const SourceRefSchema = z.object({
+  line: z.number().int(),
+  part: z.number().int().optional(),
+  ids: z.record(z.string(), z.string()).optional(),
+});
+
+export const StoredEventSchema = EnvelopeSchema.extend({
+  redacted: z.boolean().optional(),
+  /** An imported event: where in its run's source file it came from. */
+  source: SourceRefSchema.optional(),
+});
 
 export const VerifyReportSchema = z.object({
   ok: z.boolean(),

@@ -1,8 +1,8 @@
 /**
  * How a stored event of a source format reads as a protocol v1 payload, on read (the projection,
- * the conversation view, diff). The stored payload stays what the source wrote; a view returns the
- * v1 fields it can read from it and names the ones it had to infer (shown in the payload view).
- * Pure: no Node, no DOM; used by both sides.
+ * the conversation view, diff, the import's own check). The stored payload stays what the source
+ * wrote; a view returns the v1 fields it can read from it and names the ones it had to infer
+ * (shown in the payload view). Pure: no Node, no DOM; used by both sides.
  */
 import type { SourceRef } from './source-ref';
 
@@ -13,13 +13,15 @@ export interface Interpreted {
   inferred: string[];
 }
 
+/** What a view may know of the event besides its kind and payload. */
+export interface ViewContext {
+  seq: number;
+  run_id: string;
+  source?: SourceRef | null;
+}
+
 export interface FormatView {
   readonly name: string;
-  /** null: the payload is already v1 (ProofLoop's own format), read it as it is. */
-  interpret(
-    kind: string,
-    payload: Record<string, unknown>,
-    source: SourceRef | undefined,
-    runId: string,
-  ): Interpreted | null;
+  /** null: the payload already reads as v1 as it is (ProofLoop's own format). */
+  interpret(kind: string, payload: Record<string, unknown>, ctx: ViewContext): Interpreted | null;
 }

@@ -5,3 +5,4 @@ export * from './kinds';
 export * from './limits';
 export * from './upcast';
 export * from './validate';
+export * from './depth';

@@ -1,4 +1,5 @@
 import { isKnownKind, TERMINAL_KINDS, upcast, type KnownKind } from '../protocol';
+import { interpret } from '../formats';
 import {
   STATE_CAPS,
   type CallRecord,
@@ -14,7 +15,7 @@ import {
  * Stamped on every stored snapshot. Bump it whenever evolve, the state's shape or STATE_CAPS change:
  * snapshots of another version are ignored (and may be deleted), so no stale cache answers.
  */
-export const PROJECTION_VERSION = 'state-2';
+export const PROJECTION_VERSION = 'state-3';
 
 /** The state before any event of a run. */
 export function initialState(runId: string): RunState {
@@ -209,7 +210,16 @@ export function evolve(state: RunState, event: FoldEvent): RunState {
   }
 
   const up = upcast(kind, event.v, isRecord(event.payload) ? event.payload : {});
-  const p = up.payload;
+  // An imported format's payload as v1 reads it (defaults it lacks are inferred here, never stored).
+  const view =
+    event.fmt === undefined
+      ? null
+      : interpret(event.fmt, kind, up.payload, {
+          seq: event.seq,
+          run_id: event.run_id,
+          source: event.source,
+        });
+  const p = view ? view.payload : up.payload;
   const bad = invalidField(kind, p);
   if (bad !== null) note(s, event, 'invalid_payload', clip(`payload of ${kind}: ${bad}`));
 

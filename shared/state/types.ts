@@ -1,3 +1,4 @@
+import type { SourceRef } from '../formats/source-ref';
 /**
  * The run state a person reads at a seq: the projection of events 1..seq (DESIGN.md, "State at seq").
  *
@@ -183,6 +184,9 @@ export interface FoldEvent {
   v: number;
   at: string;
   payload: Record<string, unknown>;
+  /** An imported run's format: its payloads read as v1 through that format's view (shared/formats). */
+  fmt?: string;
+  source?: SourceRef | null;
 }
 
 export interface Change {

@@ -1,12 +1,22 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+  readFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Ledger, digestRunIdOf, verifyEvents } from '../../electron/ledger';
 import { ingestFile, ingestFolder, verifyFile } from '../../electron/ingest';
 import { importFile } from '../../electron/ingest/importer';
 import { generateFile } from '../../bench/ingest';
+import { stateAt } from '../../electron/state';
 
 const FIX = resolve(__dirname, '../fixtures');
 const dirs: string[] = [];
@@ -62,7 +72,8 @@ describe('findings, one fixture per code', () => {
     { code: 'seq_duplicate', line: 3, seq: 2, run: 'fx', imported: [1, 2, 3] },
     { code: 'seq_out_of_order', line: 4, seq: 2, run: 'fx', imported: [1, 2, 3, 4] },
     { code: 'run_id_mismatch', line: 3, seq: 3, run: 'fx', imported: [1, 2, 3] },
-    { code: 'invalid_event', line: 2, seq: 2, run: 'fx', imported: [1, 3] },
+    // Stored as written, with its finding: an event that fails its schema is not dropped.
+    { code: 'invalid_event', line: 2, seq: 2, run: 'fx', imported: [1, 2, 3] },
     { code: 'not_utf8', line: 2, seq: null, run: 'fx', imported: [1, 2] },
     { code: 'chain_broken', line: 3, seq: 3, run: 'px', imported: [1, 2, 3, 4] },
   ];
@@ -133,16 +144,17 @@ describe('seed formats', () => {
       [3, 'run_started'],
       [4, 'model_proposed'],
     ]);
-    expect(events[0]!.payload).toMatchObject({
-      goal: '修复折扣计算',
-      task_id: 'demo-001',
-      agent: { name: 'unknown' },
-    });
-    expect(events[1]!.payload).toMatchObject({
-      tool: 'read_file',
-      call_id: 'seq-2',
-      args: { path: 'price.py' },
-    });
+    // Stored exactly as the file has it; protocol v1's defaults are the projection's, on read.
+    const lines = readFileSync(join(folder, 'runs/demo-001/events.jsonl'), 'utf8').trimEnd().split('\n');
+    expect(events.map((e) => e.payload)).toEqual(
+      lines.map((t) => (JSON.parse(t) as { payload: unknown }).payload),
+    );
+    expect(events.map((e) => e.source?.line)).toEqual([1, 2, 3, 4]);
+    const state = stateAt(l, 'demo-001', 2).state;
+    expect(state.task).toMatchObject({ task_id: 'demo-001' });
+    expect(state.agent).toMatchObject({ name: 'unknown' });
+    expect(state.calls.items.map((c) => [c.call_id, c.tool])).toEqual([['seq-2', 'read_file']]);
+    expect(state.notes.items.filter((n) => n.code === 'invalid_payload')).toEqual([]);
     expect(verifyEvents('demo-001', events).ok).toBe(true);
     expect(run.head_hash).toBe(events[3]!.hash);
     const v = await verifyFile(join(folder, 'runs/demo-001/events.jsonl'));
@@ -171,13 +183,18 @@ describe('seed formats', () => {
       [4, 'model_responded'],
       [5, 'run_completed'],
     ]);
-    expect(events[0]!.payload).toMatchObject({ goal: '计算 23 乘以 17', agent: { name: 'deepseek-chat' } });
-    expect(events[2]!.payload).toMatchObject({
-      status: 'ok',
-      duration_ms: 0,
-      _source: { event_type: 'tool_result' },
-    });
-    expect((events[0]!.payload._source as { event_id: string }).event_id).toMatch(/^6f1c2b1e-/);
+    // The payloads as written; the source's event_id and event_type are provenance, not payload.
+    const lines = readFileSync(join(folder, 'data', readdirSync(join(folder, 'data'))[0]!), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((t) => JSON.parse(t) as { payload: unknown; event_id: string; event_type: string });
+    expect(events.map((e) => e.payload)).toEqual(lines.map((o) => o.payload));
+    expect(events[2]!.source?.ids).toMatchObject({ event_type: 'tool_result', event_id: lines[2]!.event_id });
+    const state = stateAt(l, 'task-demo-001', 5).state;
+    expect(state.status).toBe('completed');
+    expect(state.task).toMatchObject({ task_id: 'task-demo-001', goal: '计算 23 乘以 17' });
+    expect(state.agent).toMatchObject({ name: 'deepseek-chat' });
+    expect(state.notes.items.filter((n) => n.code === 'invalid_payload')).toEqual([]);
     expect(verifyEvents('task-demo-001', events).ok).toBe(true);
   });
 

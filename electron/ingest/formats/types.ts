@@ -30,6 +30,15 @@ export interface MappedEvent {
   run?: string;
   /** The source's own seq, for formats that number their events (ProofLoop's, seed 000). */
   seq?: number;
+  /** The payload schema version the source names (ProofLoop's `v`); absent: 1. */
+  v?: number;
+  /** ProofLoop's own chain fields as the line carries them (checked, never recomputed). */
+  chain?: { prev: unknown; hash: unknown; digest?: unknown };
+  /**
+   * What is wrong with the record's envelope, when it is still an event (a seq and a kind, but an
+   * `at` that is not a string, say): stored as written, with an `invalid_event` finding.
+   */
+  invalid?: string;
 }
 
 /** A record that cannot be an event: the line becomes a finding with this message. */

@@ -1,0 +1,27 @@
+import type { FormatView, Interpreted, ViewContext } from './types';
+import { seed000View } from './seed000';
+import { seed004View } from './seed004';
+
+export type { FormatView, Interpreted, ViewContext } from './types';
+export type { SourceRef } from './source-ref';
+
+/**
+ * The on-read views of the source formats, by the name their adapter stores on the run
+ * (electron/ingest/formats/registry.ts). A format without a view (ProofLoop's own) reads as it is.
+ */
+const views: Record<string, FormatView> = {
+  [seed000View.name]: seed000View,
+  [seed004View.name]: seed004View,
+};
+
+/** The v1 reading of a stored payload of format `fmt`, or null when it reads as it is. */
+export function interpret(
+  fmt: string | null | undefined,
+  kind: string,
+  payload: Record<string, unknown>,
+  ctx: ViewContext,
+): Interpreted | null {
+  if (!fmt) return null;
+  const view = Object.prototype.hasOwnProperty.call(views, fmt) ? views[fmt] : undefined;
+  return view ? view.interpret(kind, payload, ctx) : null;
+}
