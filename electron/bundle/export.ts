@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import { SealSchema } from '../../shared/api/bundle';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -94,6 +96,12 @@ function bundleRedactor(ledger: LedgerReader, profile: RedactionProfile): Redact
   return createRedactor(profile, { sha256: fastSha256, rules: folderRedactRules(ledger.folder) });
 }
 
+/** The seal an import recorded on an unchained run (runs.meta.seal), when it is well formed. */
+export function sealOfRun(run: RunRow): z.infer<typeof SealSchema> | null {
+  const r = SealSchema.safeParse(run.meta.seal);
+  return r.success ? r.data : null;
+}
+
 function requireRuns(ledger: LedgerReader, runIds: readonly string[]): RunRow[] {
   if (runIds.length === 0) throw new ProofloopError('bad_args', 'name at least one run to export');
   const seen = new Set<string>();
@@ -102,10 +110,10 @@ function requireRuns(ledger: LedgerReader, runIds: readonly string[]): RunRow[] 
     seen.add(id);
     const run = ledger.run(id);
     if (!run) throw new ProofloopError('not_found', `no run "${id}" in ${ledger.folder}`);
-    if (!run.chained) {
+    if (!run.chained && !sealOfRun(run)) {
       throw new ProofloopError(
         'invalid_input',
-        `run ${id} is unchained (seed format): a bundle needs a hash chain`,
+        `run ${id} has no chain of its own and no seal from its import: open its folder again to seal it`,
       );
     }
     if (run.writer) {
@@ -256,6 +264,7 @@ async function exportRun(
       head_hash: last?.hash ?? run.head_hash,
       redacted_events: redactions.length,
       rules: diffCounts(p.redactor.counts(), before),
+      ...(run.chained ? { chain: 'source' as const } : { chain: 'import' as const, seal: sealOfRun(run)! }),
     },
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SealSchema } from '../../shared/api/bundle';
 import type { BundleVerdictSchema } from '../../shared/api/bundle';
 import { HASH_RE } from '../../shared/protocol';
 
@@ -46,6 +47,9 @@ export const ManifestRunSchema = z
     head_hash: hex64,
     redacted_events: count,
     rules: ruleCounts,
+    /** Absent (older bundles) reads as `source`. See the verdict's `chain` in shared/api/bundle.ts. */
+    chain: z.enum(['source', 'import']).optional(),
+    seal: SealSchema.optional(),
   })
   .strict();
 

@@ -189,6 +189,8 @@ async function checkRun(
     head_hash: ZERO_HASH,
     integrity: 'ok',
     completeness: 'ok',
+    chain: run.chain ?? 'source',
+    seal: run.seal ?? null,
   };
   if (!entry) {
     add(

@@ -13,6 +13,24 @@ export const BundleFindingSchema = z.object({
   message: z.string(),
 });
 
+/** What ProofLoop recorded of an unchained source it imported: the file, and each range read with its sha256. */
+export const SealSchema = z
+  .object({
+    file: z.string().max(4096),
+    ranges: z
+      .array(
+        z
+          .object({
+            from: z.number().int().nonnegative(),
+            to: z.number().int().nonnegative(),
+            sha256: z.string().regex(/^[0-9a-f]{64}$/),
+          })
+          .strict(),
+      )
+      .max(64),
+  })
+  .strict();
+
 export const BundleVerdictSchema = z.object({
   ok: z.boolean(),
   file: z.string(),
@@ -31,6 +49,13 @@ export const BundleVerdictSchema = z.object({
       head_hash: z.string(),
       integrity: z.enum(['ok', 'failed']),
       completeness: z.enum(['ok', 'failed', 'unknown']),
+      /**
+       * Where the run's chain comes from: `source`, its writer chained it (integrity since it was
+       * written); `import`, ProofLoop chained it when it imported an unchained source (integrity
+       * since import), with the seal naming the source file's bytes and their sha256.
+       */
+      chain: z.enum(['source', 'import']).optional(),
+      seal: SealSchema.nullable().optional(),
     }),
   ),
   findings: z.array(BundleFindingSchema),

@@ -13,6 +13,13 @@ const profileArg = (v: string): RedactionProfile => {
   return v;
 };
 
+/** Where a run's chain comes from, as a reviewer needs to read it. */
+function chainText(r: BundleVerdict['runs'][number]): string {
+  return r.chain === 'import'
+    ? 'sealed at import (integrity since import)'
+    : 'source (integrity since written)';
+}
+
 function describeVerdict(v: BundleVerdict): string {
   const lines = [
     `${v.ok ? 'ok  ' : 'FAIL'} ${v.file}`,
@@ -40,10 +47,15 @@ function describeVerdict(v: BundleVerdict): string {
           r.head_hash.slice(0, 16) + '…',
           r.integrity,
           r.completeness,
+          chainText(r),
         ]),
-        ['RUN', 'EVENTS', 'LAST SEQ', 'HEAD', 'INTEGRITY', 'COMPLETENESS'],
+        ['RUN', 'EVENTS', 'LAST SEQ', 'HEAD', 'INTEGRITY', 'COMPLETENESS', 'CHAIN'],
       ),
     );
+    for (const r of v.runs) {
+      for (const s of r.seal?.ranges ?? [])
+        lines.push(`  seal of ${r.run_id}: ${r.seal!.file} bytes ${s.from}–${s.to} sha256 ${s.sha256}`);
+    }
   }
   for (const f of v.findings.slice(0, 50)) {
     lines.push(

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { RunSummary } from '../../api/types';
 import { useApp } from '../../store';
-import { bundleMetaOf, verdictTone } from './bundleMeta';
+import { bundleMetaOf, verdictTone, type BundleMeta } from './bundleMeta';
 import { Findings, VerdictLines, verdictSummary } from './VerdictView';
 
 const basename = (p: string) => p.split(/[\\/]/).pop() ?? p;
@@ -59,6 +59,7 @@ export function BundleBanner({ run }: { run: RunSummary }) {
         </button>
       </div>
       <VerdictLines verdict={v} onSeq={ownSeq} />
+      <ChainOrigin meta={meta} />
       {details && (
         <div className="bundle-banner-more">
           <div className="mono dim">
@@ -67,6 +68,26 @@ export function BundleBanner({ run }: { run: RunSummary }) {
           <Findings findings={v.findings} />
         </div>
       )}
+    </div>
+  );
+}
+
+/** Where this run's chain comes from: its writer's (since written) or ProofLoop's import (since import). */
+function ChainOrigin({ meta }: { meta: BundleMeta }) {
+  if (meta.chain !== 'import')
+    return (
+      <div className="dim" data-testid="bundle-chain" data-value="source">
+        Chain: the run&apos;s own, as its writer chained it — integrity since it was written.
+      </div>
+    );
+  return (
+    <div className="dim" data-testid="bundle-chain" data-value="import">
+      Chain: sealed by ProofLoop when it imported an unchained source — integrity since import.
+      {meta.seal?.ranges.map((s) => (
+        <div key={`${s.from}-${s.to}`} className="mono">
+          seal: {meta.seal!.file} bytes {s.from}–{s.to} sha256 {s.sha256}
+        </div>
+      ))}
     </div>
   );
 }

@@ -24,6 +24,9 @@ export interface BundleMeta {
   created_at: string;
   profile: string;
   verdict: VerdictLike;
+  /** Where the run's chain comes from (shared/api/bundle.ts): its writer's, or ProofLoop's import's. */
+  chain: 'source' | 'import';
+  seal: { file: string; ranges: { from: number; to: number; sha256: string }[] } | null;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -43,7 +46,21 @@ export function bundleMetaOf(run: RunSummary | undefined | null): BundleMeta | n
   const v = isObj(b.verdict) ? b.verdict : {};
   const ff = isObj(v.first_failure) ? v.first_failure : null;
   const signer = isObj(v.signer) ? v.signer : null;
+  const inBundle = str(b.run_id, run.run_id);
+  const runV = (Array.isArray(v.runs) ? v.runs : []).filter(isObj).find((r) => r.run_id === inBundle);
+  const seal = runV && isObj(runV.seal) ? runV.seal : null;
   return {
+    chain: runV?.chain === 'import' ? 'import' : 'source',
+    seal: seal
+      ? {
+          file: str(seal.file),
+          ranges: (Array.isArray(seal.ranges) ? seal.ranges : []).filter(isObj).map((r) => ({
+            from: intOrNull(r.from) ?? 0,
+            to: intOrNull(r.to) ?? 0,
+            sha256: str(r.sha256),
+          })),
+        }
+      : null,
     file: str(b.file),
     sha256: str(b.sha256),
     run_id: str(b.run_id, run.run_id),
