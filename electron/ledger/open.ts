@@ -4,6 +4,7 @@ import { appRoot } from '../paths';
 import path from 'node:path';
 import { sha256Hex } from '../crypto';
 import { ProofloopError } from '../../shared/result';
+import { foreignLedgerFile, isForeignFolder } from './foreign';
 import { migrations as allMigrations, type Migration } from './migrations';
 
 export type Db = Database.Database;
@@ -19,7 +20,9 @@ function electronBinding(): string | undefined {
   return existsSync(file) ? file : undefined;
 }
 
+/** `<folder>/.proofloop/ledger.db`, or for another program's folder one in ProofLoop's own (foreign.ts). */
 export function ledgerPath(folder: string): string {
+  if (isForeignFolder(folder)) return foreignLedgerFile(folder);
   return path.join(folder, '.proofloop', 'ledger.db');
 }
 
