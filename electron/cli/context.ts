@@ -9,10 +9,12 @@ export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
 export interface CliContext {
   /**
    * The service with the --folder runs folder open (imports new JSONL bytes on first use). Commands
-   * that make runs (`open`, `run`, `append`, `serve`) pass `create` so a new folder is made.
+   * that make runs (`open`, `run`, `append`, `serve`) pass `create` so a new folder is made; a
+   * command about one run passes `run`, and only that run's source is read (not the whole folder).
    */
-  service(opts?: { create?: boolean }): Promise<ProofloopService>;
-  ledger(): Promise<Ledger>;
+  service(opts?: { create?: boolean; run?: string }): Promise<ProofloopService>;
+  /** The ledger; `run`: the command is about that run only (see `service`). */
+  ledger(run?: string): Promise<Ledger>;
   /** Global options as parsed. */
   opts(): { folder: string; json: boolean; tasks?: string };
   out(text: string): void;
@@ -34,12 +36,12 @@ export function createCliContext(program: Command): CliContext {
       if (!svc) {
         if (opts.create) mkdirSync(ctx.opts().folder, { recursive: true });
         svc = new ProofloopService({ tasksDir: ctx.opts().tasks });
-        await svc.openFolder(ctx.opts().folder);
+        await svc.openFolder(ctx.opts().folder, { only: opts.run });
       }
       return svc;
     },
-    async ledger() {
-      return (await ctx.service()).ctx.ledger();
+    async ledger(run) {
+      return (await ctx.service({ run })).ctx.ledger();
     },
     out: (text) => process.stdout.write(text.endsWith('\n') ? text : text + '\n'),
     print(value, human) {

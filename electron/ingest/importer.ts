@@ -120,7 +120,10 @@ export function fileRun(key: string): string {
   const parts = key.split(/[\\/]/);
   const name = parts.at(-1) ?? key;
   if (name === 'events.jsonl') return parts.at(-2) || 'events';
-  return name.replace(/\.jsonl$/i, '') || name;
+  const base = name.replace(/\.jsonl$/i, '') || name;
+  // A Claude Code subagent, `<session>/subagents/agent-<id>.jsonl`: named after its session too.
+  if (parts.at(-2) === 'subagents' && parts.length >= 3) return `${parts.at(-3)}:${base}`;
+  return base;
 }
 
 /** `runs/<id>/events.jsonl`: the run a seed 000 file is about, by its folder name. */
@@ -223,10 +226,21 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   if (size <= offset) return done;
 
   // The file's format, from its first record; null: each line is detected on its own.
+  if (state.unclaimed) return done;
   if (state.format === null && offset === 0) {
     const first = firstLine(abs, size, opts.maxLine ?? DEFAULT_MAX_LINE);
     const fmt = first === null ? null : detectText(first);
-    if (fmt === null && opts.onlyIfClaimed) return done;
+    // seed000 claims any object with a seq or a kind: only a file named events.jsonl is read as one.
+    if (opts.onlyIfClaimed && (fmt === null || fmt === 'seed000')) {
+      // Remembered when its first line is whole, so the file is not looked at again.
+      if (first !== null && byteAt(abs, Buffer.byteLength(first)) === 10) {
+        db.prepare(
+          `INSERT INTO imports (file, size, offset, line, head_sha, state) VALUES (?, ?, 0, 0, NULL, ?)
+           ON CONFLICT (file) DO NOTHING`,
+        ).run(key, size, JSON.stringify({ ...state, unclaimed: true }));
+      }
+      return done;
+    }
     state.format = fmt;
   }
   // A last line imported before its writer added the newline: that newline is no line of its own.

@@ -39,6 +39,7 @@ export async function ingestFolder(ledger: Ledger, onProgress?: IngestProgress):
     try {
       const r = await importFile(ledger, abs, {
         key,
+        onlyIfClaimed: path.basename(abs) !== 'events.jsonl',
         source: defaultSource(),
         onProgress: onProgress ? (bytes, total) => onProgress({ file: abs, bytes, total }) : undefined,
       });

@@ -12,7 +12,8 @@ export interface ScanOptions {
 const SKIP_DIRS = new Set(['node_modules', '.git']);
 
 /**
- * Every `<folder>/**\/events.jsonl` to import, in a stable order: not under `<folder>/.proofloop`,
+ * Every `<folder>/**\/events.jsonl` and other `*.jsonl` (Claude Code sessions, Codex rollouts: the
+ * importer reads one only if a format claims it by its first record) to import, in a stable order: not under `<folder>/.proofloop`,
  * `node_modules` or `.git`, not ProofLoop's own mirrors. Symbolic links are not followed, so
  * nothing outside the folder is read.
  */
@@ -37,6 +38,9 @@ export async function scanFolder(folder: string, opts: ScanOptions): Promise<str
         if (depth < maxDepth) await walk(abs, depth + 1);
       } else if (e.isFile() && e.name === 'events.jsonl') {
         if (depth === 1 && opts.executed.has(path.basename(dir))) continue;
+        out.push(abs);
+      } else if (e.isFile() && e.name.endsWith('.jsonl')) {
+        // Read only if an adapter claims it by its first record (importer: onlyIfClaimed).
         out.push(abs);
       } else if (e.name === 'events.jsonl' && opts.unreadable) {
         const what = e.isDirectory()

@@ -32,6 +32,8 @@ export interface FileState {
   tail?: { offset: number; line: number } | null;
   /** Where a last line imported without its newline ends (that newline is no line of its own). */
   open?: number | null;
+  /** A `*.jsonl` that no format claims by its first record: not read. */
+  unclaimed?: boolean;
   /** The seal's byte ranges so far (see Seal in importer.ts). */
   seal?: { from: number; to: number; sha256: string }[];
   /** A rewrite already reported: the size and head digest it was reported for. */

@@ -90,6 +90,21 @@ export function isForeignFolder(folder: string): boolean {
   return sampled > 0;
 }
 
+/** Whether a foreign folder's ledger was made before: it is found again whatever the folder holds now. */
+export function hasForeignLedger(folder: string): boolean {
+  return existsSync(foreignDir(folder));
+}
+
+function foreignDir(folder: string): string {
+  let real = path.resolve(folder);
+  try {
+    real = realpathSync(real);
+  } catch {
+    // a folder that is gone keeps its resolved path as its key
+  }
+  return path.join(proofloopHome(), 'folders', createHash('sha256').update(real).digest('hex').slice(0, 32));
+}
+
 /** The ledger file of a foreign folder, creating its directory and `folder.txt`. */
 export function foreignLedgerFile(folder: string): string {
   let real = path.resolve(folder);

@@ -7,7 +7,7 @@ import { eventId, ID_RANGE, idOfSeq, idRange, idsBefore, LAST_HASH_SQL } from '.
 import { MirrorAppender } from './mirror';
 import { canonicalPayload, checkShape } from './prepare';
 import { finishItems, linkChunk, type ChunkItems } from './chunk';
-import { interpret, type SourceRef } from '../../shared/formats';
+import { interpret, isSessionFormat, type SourceRef } from '../../shared/formats';
 import { AppendHelper, HelperFailed, type ChunkDone } from './append-helper';
 import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
@@ -604,6 +604,16 @@ export class Ledger implements LedgerReader {
       .prepare('SELECT format FROM runs WHERE run_no = ?')
       .pluck()
       .get(head.run_no) as string;
+    const facts = runFacts(
+      events
+        .filter((e) => STATUS_OF.has(e.kind))
+        .map((e) => ({
+          kind: e.kind,
+          payload: e.kind === 'run_started' ? startedAsV1(fmt, runId, e) : {},
+        })),
+    );
+    // A session (Claude Code, Codex) has no outcome of its own: it is a recorded session.
+    if (isSessionFormat(fmt)) facts.status = 'session';
     this.stmts.updateHead.run({
       run_no: head.run_no,
       seq: last.seq,
@@ -611,14 +621,7 @@ export class Ledger implements LedgerReader {
       at: last.at,
       first_at: events[0]!.at,
       n: events.length,
-      ...runFacts(
-        events
-          .filter((e) => STATUS_OF.has(e.kind))
-          .map((e) => ({
-            kind: e.kind,
-            payload: e.kind === 'run_started' ? startedAsV1(fmt, runId, e) : {},
-          })),
-      ),
+      ...facts,
     });
   }
 

@@ -4,7 +4,7 @@ import { appRoot } from '../paths';
 import path from 'node:path';
 import { sha256Hex } from '../crypto';
 import { ProofloopError } from '../../shared/result';
-import { foreignLedgerFile, isForeignFolder } from './foreign';
+import { foreignLedgerFile, hasForeignLedger, isForeignFolder } from './foreign';
 import { migrations as allMigrations, type Migration } from './migrations';
 
 export type Db = Database.Database;
@@ -22,7 +22,8 @@ function electronBinding(): string | undefined {
 
 /** `<folder>/.proofloop/ledger.db`, or for another program's folder one in ProofLoop's own (foreign.ts). */
 export function ledgerPath(folder: string): string {
-  if (isForeignFolder(folder)) return foreignLedgerFile(folder);
+  if (existsSync(path.join(folder, '.proofloop'))) return path.join(folder, '.proofloop', 'ledger.db');
+  if (hasForeignLedger(folder) || isForeignFolder(folder)) return foreignLedgerFile(folder);
   return path.join(folder, '.proofloop', 'ledger.db');
 }
 

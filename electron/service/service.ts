@@ -10,7 +10,7 @@ import {
 } from '../../shared/api/contract';
 import { err, ProofloopError, type Result } from '../../shared/result';
 import { Ledger, repairMirrors } from '../ledger';
-import { ingestFolder } from '../ingest';
+import { ingestFile, ingestFolder } from '../ingest';
 import { builtinTasksDir } from '../paths';
 import type { ServiceContext } from './context';
 import type { Handlers } from './handler';
@@ -81,7 +81,7 @@ export class ProofloopService {
   }
 
   /** Opens a runs folder: its ledger, mirror repair, then import of JSONL runs written by others. */
-  async openFolder(folder: string) {
+  async openFolder(folder: string, opts: { only?: string } = {}) {
     const abs = checkFolder(folder);
     this.trustFolder(abs);
     if (this.current?.folder !== abs) {
@@ -98,6 +98,20 @@ export class ProofloopService {
       });
     }
     const ledger = this.current;
+    // A command about one run reads that run's source only, not the whole folder.
+    const one = opts.only !== undefined ? ledger.run(opts.only) : undefined;
+    if (one) {
+      const imported =
+        one.source === 'imported' && one.origin
+          ? await ingestFile(ledger, path.resolve(abs, one.origin)).catch(() => ({
+              files: 0,
+              events: 0,
+              findings: 0,
+            }))
+          : { files: 0, events: 0, findings: 0 };
+      this.info = { folder: abs, runs: ledger.runs().length, imported, mirrors_repaired: [] };
+      return this.info;
+    }
     const repaired = repairMirrors(ledger);
     const imported = await ingestFolder(ledger, (p) =>
       this.ctx.emit('job.progress', {

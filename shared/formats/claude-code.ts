@@ -175,9 +175,10 @@ function interpret(kind: string, p: Obj, source: SourceRef | undefined): Interpr
 }
 
 export const claudeCodeView: FormatView = {
+  session: true,
   name: 'claude_code',
-  interpret(kind, payload, source) {
-    return interpret(kind, payload, source);
+  interpret(kind, payload, ctx) {
+    return interpret(kind, payload, ctx.source ?? undefined);
   },
 };
 

@@ -194,8 +194,9 @@ export function codexTokens(events: Iterable<{ kind: string; payload: Obj }>): n
 }
 
 export const codexView: FormatView = {
+  session: true,
   name: 'codex',
-  interpret(kind, payload, source, runId) {
-    return interpret(kind, payload, source, runId);
+  interpret(kind, payload, ctx) {
+    return interpret(kind, payload, ctx.source ?? undefined, ctx.run_id);
   },
 };

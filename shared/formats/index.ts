@@ -1,6 +1,8 @@
 import type { FormatView, Interpreted, ViewContext } from './types';
 import { seed000View } from './seed000';
 import { seed004View } from './seed004';
+import { claudeCodeView } from './claude-code';
+import { codexView } from './codex';
 
 export type { FormatView, Interpreted, ViewContext } from './types';
 export type { SourceRef } from './source-ref';
@@ -12,7 +14,14 @@ export type { SourceRef } from './source-ref';
 const views: Record<string, FormatView> = {
   [seed000View.name]: seed000View,
   [seed004View.name]: seed004View,
+  [claudeCodeView.name]: claudeCodeView,
+  [codexView.name]: codexView,
 };
+
+/** Whether runs of this format begin with their first record (see FormatView.session). */
+export function isSessionFormat(fmt: string | null | undefined): boolean {
+  return !!fmt && Object.prototype.hasOwnProperty.call(views, fmt) && views[fmt]!.session === true;
+}
 
 /** The v1 reading of a stored payload of format `fmt`, or null when it reads as it is. */
 export function interpret(

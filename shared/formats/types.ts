@@ -22,6 +22,11 @@ export interface ViewContext {
 
 export interface FormatView {
   readonly name: string;
+  /**
+   * A session format (Claude Code, Codex): its runs begin with their first record, not with a
+   * run_started, and a later run_started (Codex writes a session_meta per resume) is context.
+   */
+  readonly session?: boolean;
   /** null: the payload already reads as v1 as it is (ProofLoop's own format). */
   interpret(kind: string, payload: Record<string, unknown>, ctx: ViewContext): Interpreted | null;
 }

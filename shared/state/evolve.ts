@@ -1,5 +1,5 @@
 import { isKnownKind, TERMINAL_KINDS, upcast, type KnownKind } from '../protocol';
-import { interpret } from '../formats';
+import { interpret, isSessionFormat } from '../formats';
 import {
   STATE_CAPS,
   type CallRecord,
@@ -223,6 +223,19 @@ export function evolve(state: RunState, event: FoldEvent): RunState {
   const bad = invalidField(kind, p);
   if (bad !== null) note(s, event, 'invalid_payload', clip(`payload of ${kind}: ${bad}`));
 
+  const session = isSessionFormat(event.fmt);
+  if (session && s.status === 'empty') {
+    // A session begins with its first record.
+    s.status = 'running';
+    if (s.started_at === null && typeof event.at === 'string') {
+      const ms = Date.parse(event.at);
+      s.started_at = event.at;
+      s.started_ms = Number.isFinite(ms) ? ms : null;
+    }
+    if (kind === 'run_started') return fold(s, event, kind, p);
+  } else if (session && kind === 'run_started') {
+    return s; // a resumed session's header: counted, not a restart
+  }
   if (kind !== 'run_started') {
     if (s.status === 'empty') note(s, event, 'before_start', `${kind} before run_started`);
     else if (
@@ -474,7 +487,8 @@ function fold(s: Draft, e: FoldEvent, kind: KnownKind, p: Record<string, unknown
             'result_twice',
             `call ${callId} already ended at seq ${c.result?.seq ?? c.timed_out?.seq}`,
           );
-        } else if (c.invoked_seq === null) {
+        } else if (c.invoked_seq === null && !isSessionFormat(e.fmt)) {
+          // A session transcript records the call and its result, not the host's invocation.
           note(s, e, 'result_without_invoke', `call ${callId} ended without being invoked`);
         }
         replaceCall(

@@ -150,9 +150,10 @@ describe('Claude Code adapter on real sessions', () => {
     expect([...resultOrder].sort()).toEqual([...parallel!].sort());
     for (const x of resultLines) {
       const e = x.events[0]!;
-      expect(claudeCodeView.interpret('tool_returned', e.payload, e.source, 'r')!.payload.call_id).toBe(
-        ids(e).tool_use_id,
-      );
+      expect(
+        claudeCodeView.interpret('tool_returned', e.payload, { seq: 0, run_id: 'r', source: e.source })!
+          .payload.call_id,
+      ).toBe(ids(e).tool_use_id);
     }
   });
 
@@ -165,7 +166,11 @@ describe('Claude Code adapter on real sessions', () => {
     const proposed = events(parent).find(
       (e) => e.kind === 'model_proposed' && ids(e).tool_use_id === call![0],
     )!;
-    const v = claudeCodeView.interpret('model_proposed', proposed.payload, proposed.source, 'r')!.payload;
+    const v = claudeCodeView.interpret('model_proposed', proposed.payload, {
+      seq: 0,
+      run_id: 'r',
+      source: proposed.source,
+    })!.payload;
     expect(['Task', 'Agent']).toContain(v.tool);
     // The subagent's own lines name the same agent and the parent's session.
     const sub = load(FILES.v2_1_39_agent);
@@ -176,8 +181,11 @@ describe('Claude Code adapter on real sessions', () => {
     // Its first prompt is the prompt of the call.
     const firstPrompt = events(sub).find((e) => e.kind === 'user_prompted')!;
     expect(
-      claudeCodeView.interpret('user_prompted', firstPrompt.payload, firstPrompt.source, 'r')!.payload
-        .content,
+      claudeCodeView.interpret('user_prompted', firstPrompt.payload, {
+        seq: 0,
+        run_id: 'r',
+        source: firstPrompt.source,
+      })!.payload.content,
     ).toBe((v.args as Obj).prompt);
     // Where it began and ended in the parent: progress lines between the call and its result.
     const progress = parent.filter((x) => ids(x.events[0]!).parentToolUseID === call![0]);
@@ -248,9 +256,10 @@ describe('Claude Code adapter on real sessions', () => {
     // Every event of a turn carries the same usage key, so the projection can count it once.
     for (const x of assistant)
       for (const e of x.events)
-        expect(claudeCodeView.interpret(e.kind, e.payload, e.source, 'r')!.payload.usage_key).toBe(
-          (x.record.message as Obj).id,
-        );
+        expect(
+          claudeCodeView.interpret(e.kind, e.payload, { seq: 0, run_id: 'r', source: e.source })!.payload
+            .usage_key,
+        ).toBe((x.record.message as Obj).id);
   });
 
   it('thinking, compaction and Edit/Write are named as issue 13 says, with the patch on read', () => {
@@ -258,7 +267,7 @@ describe('Claude Code adapter on real sessions', () => {
     expect(w.some((e) => e.kind === 'model_reasoned')).toBe(true);
     const ctx = w
       .filter((e) => e.kind === 'context_updated')
-      .map((e) => claudeCodeView.interpret(e.kind, e.payload, e.source, 'r')!);
+      .map((e) => claudeCodeView.interpret(e.kind, e.payload, { seq: 0, run_id: 'r', source: e.source })!);
     expect(ctx.map((c) => c.payload.op).sort()).toEqual(['compact_summary', 'compacted']);
     expect(ctx.find((c) => c.payload.op === 'compacted')!.payload.tokens_before).toBe(167731);
     const changes = [...w, ...events(load(FILES.v1_0_108)), ...events(load(FILES.v1_0_98))].filter(
@@ -266,7 +275,7 @@ describe('Claude Code adapter on real sessions', () => {
     );
     expect(changes.length).toBeGreaterThan(0);
     for (const e of changes) {
-      const v = claudeCodeView.interpret(e.kind, e.payload, e.source, 'r')!;
+      const v = claudeCodeView.interpret(e.kind, e.payload, { seq: 0, run_id: 'r', source: e.source })!;
       expect(v.payload.path).toMatch(/\S/);
       expect(v.payload.patch).toMatch(/^--- /);
       expect(v.inferred).toEqual(['patch']);
@@ -281,7 +290,7 @@ describe('Claude Code adapter on real sessions', () => {
     for (const rel of Object.values(FILES))
       for (const e of events(load(rel))) {
         if (!isKnownKind(e.kind)) continue;
-        const v = claudeCodeView.interpret(e.kind, e.payload, e.source, 'run-1')!;
+        const v = claudeCodeView.interpret(e.kind, e.payload, { seq: 0, run_id: 'run-1', source: e.source })!;
         const r = checkPayload(e.kind, 1, v.payload);
         expect(r.ok, `${rel} ${e.kind}: ${r.ok ? '' : r.message}`).toBe(true);
         n++;
@@ -299,19 +308,26 @@ describe('Claude Code adapter on real sessions', () => {
     const withError = errs.find(({ b }) => b.is_error === true);
     const ok = errs.find(({ b }) => b.is_error !== true);
     expect(ok).toBeDefined();
-    expect(claudeCodeView.interpret('tool_returned', ok!.e.payload, ok!.e.source, 'r')!.payload.status).toBe(
-      'ok',
-    );
+    expect(
+      claudeCodeView.interpret('tool_returned', ok!.e.payload, { seq: 0, run_id: 'r', source: ok!.e.source })!
+        .payload.status,
+    ).toBe('ok');
     if (withError)
       expect(
-        claudeCodeView.interpret('tool_returned', withError.e.payload, withError.e.source, 'r')!.payload
-          .status,
+        claudeCodeView.interpret('tool_returned', withError.e.payload, {
+          seq: 0,
+          run_id: 'r',
+          source: withError.e.source,
+        })!.payload.status,
       ).toBe('error');
     // An error result, as Claude Code writes one, copied and marked at runtime.
     const rec = structuredClone(ok!.e.payload);
     (rec.message as { content: Obj[] }).content[ok!.e.source!.part!]!.is_error = true;
     const [e] = claudeCode.map(rec) as MappedEvent[];
-    expect(claudeCodeView.interpret(e!.kind, e!.payload, e!.source, 'r')!.payload.status).toBe('error');
+    expect(
+      claudeCodeView.interpret(e!.kind, e!.payload, { seq: 0, run_id: 'r', source: e!.source })!.payload
+        .status,
+    ).toBe('error');
     expect(e!.payload.toolUseResult).toEqual(ok!.e.payload.toolUseResult);
   });
 

@@ -27,7 +27,8 @@ function load(rel: string): { line: number; record: Obj; events: MappedEvent[] }
     });
 }
 const all = (rel: string): MappedEvent[] => load(rel).flatMap((x) => x.events);
-const view = (e: MappedEvent): Obj => codexView.interpret(e.kind, e.payload, e.source, 'run')!.payload;
+const view = (e: MappedEvent): Obj =>
+  codexView.interpret(e.kind, e.payload, { seq: 0, run_id: 'run', source: e.source })!.payload;
 
 describe('Codex adapter', () => {
   it('claims rollouts by their first line, not Claude Code sessions', () => {
@@ -90,7 +91,7 @@ describe('Codex adapter', () => {
       },
     };
     const [e] = codex.map(line) as MappedEvent[];
-    const v = codexView.interpret(e!.kind, e!.payload, e!.source, 'r')!;
+    const v = codexView.interpret(e!.kind, e!.payload, { seq: 0, run_id: 'r', source: e!.source })!;
     expect(v.payload).toMatchObject({
       call_id: 'call_x',
       status: 'error',
@@ -103,7 +104,9 @@ describe('Codex adapter', () => {
       payload: { ...line.payload, output: 'Exit code: 0\nWall time: 0.2 seconds\nok' },
     };
     const [t] = codex.map(text) as MappedEvent[];
-    expect(codexView.interpret(t!.kind, t!.payload, t!.source, 'r')!.payload).toMatchObject({
+    expect(
+      codexView.interpret(t!.kind, t!.payload, { seq: 0, run_id: 'r', source: t!.source })!.payload,
+    ).toMatchObject({
       status: 'ok',
       duration_ms: 200,
     });

@@ -90,7 +90,7 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
     .option('--to <seq>', 'last seq', intOption('--to', 1))
     .option('--kind <kinds>', 'only these kinds (comma-separated)')
     .action(async (run: string, o: { from?: number; to?: number; kind?: string }) => {
-      const svc = await ctx.service();
+      const svc = await ctx.service({ run });
       const kinds = o.kind
         ? o.kind
             .split(',')
@@ -98,11 +98,14 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
             .filter(Boolean)
         : undefined;
       const ledger = svc.ctx.ledger();
-      await svc.invoke('run.get', { run_id: run });
+      const info = await svc.invoke('run.get', { run_id: run });
       if (ctx.opts().json) {
-        // JSONL, streamed: a million events never sit in memory at once.
-        for (const e of ledger.iterate(run, { from: o.from, to: o.to, kinds }))
-          process.stdout.write(JSON.stringify(e) + '\n');
+        // JSONL, streamed: a million events never sit in memory at once. An imported event says
+        // where it came from: its run's source file, the line, the source's own ids.
+        for (const e of ledger.iterate(run, { from: o.from, to: o.to, kinds })) {
+          const out = e.source && info.origin ? { ...e, source: { file: info.origin, ...e.source } } : e;
+          process.stdout.write(JSON.stringify(out) + '\n');
+        }
         return;
       }
       for (const e of ledger.iterate(run, { from: o.from, to: o.to, kinds })) {

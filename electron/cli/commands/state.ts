@@ -7,7 +7,8 @@ import { intOption, oneLine, table } from '../format';
 
 /** What these commands need from the CLI: the CliContext of electron/cli/context.ts fits. */
 export interface StateCliContext {
-  ledger(): Ledger | Promise<Ledger>;
+  /** The ledger; `run`: the command is about that run only (its source alone is read, not the folder). */
+  ledger(run?: string): Ledger | Promise<Ledger>;
   /** --json given (or read through opts() at action time). */
   json?: boolean;
   opts?: () => { json: boolean };
@@ -179,7 +180,7 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
       .requiredOption('--at <seq>', 'the seq (0 = before the first event)', intOption('--at'))
       .option('--full', 'fold from seq 1, ignoring snapshots'),
   ).action(async (run: string, o: { at: number; full?: boolean }, cmd: Command) => {
-    const ledger = await ctx.ledger();
+    const ledger = await ctx.ledger(run);
     const t0 = performance.now();
     const r = stateAt(ledger, run, o.at, { full: o.full ?? false });
     const ms = performance.now() - t0;
@@ -197,7 +198,7 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
       .description('what changed in the state at a seq (state at seq-1 against state at seq)')
       .requiredOption('--at <seq>', 'the seq (≥ 1)', intOption('--at')),
   ).action(async (run: string, o: { at: number }, cmd: Command) => {
-    const r = changesAt(await ctx.ledger(), run, o.at);
+    const r = changesAt(await ctx.ledger(run), run, o.at);
     print(cmd, r, () => formatChanges(r.seq, r.kind, r.changes));
   });
 
