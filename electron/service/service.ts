@@ -123,17 +123,6 @@ export class ProofloopService {
       }),
     );
     this.info = { folder: abs, runs: ledger.runs().length, imported, mirrors_repaired: repaired };
-    const snapshots = buildSnapshotsInBackground(ledger, {
-      onProgress: (p) =>
-        this.ctx.emit('job.progress', {
-          job_id: `snapshots:${p.run_id}`,
-          label: `indexing states of ${p.run_id}`,
-          done: p.done,
-          total: p.total,
-          finished: p.done >= p.total,
-        }),
-    });
-    this.detach.push(snapshots.cancel);
     if (this.opts.watch) this.startWatching();
     if (imported.events > 0) this.ctx.emit('runs.changed', { run_ids: [] });
     return this.info;
@@ -145,8 +134,28 @@ export class ProofloopService {
     if (this.current) this.startWatching();
   }
 
+  /**
+   * Snapshots are a cache: a live app or web mode builds them after the import, a slice at a time
+   * between calls, so the runs are browsable at once. A CLI command does not wait for them: the
+   * first state lookup past a run's snapshots folds and stores them (stateAt).
+   */
+  private startSnapshots(ledger: Ledger): void {
+    const snapshots = buildSnapshotsInBackground(ledger, {
+      onProgress: (p) =>
+        this.ctx.emit('job.progress', {
+          job_id: `snapshots:${p.run_id}`,
+          label: `indexing states of ${p.run_id}`,
+          done: p.done,
+          total: p.total,
+          finished: p.done >= p.total,
+        }),
+    });
+    this.detach.push(snapshots.cancel);
+  }
+
   private startWatching(): void {
     if (this.watching || !this.current) return;
+    this.startSnapshots(this.current);
     this.watching = true;
     const stop = watchFolder(this.current, this.ctx);
     this.detach.push(() => {
