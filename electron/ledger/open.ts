@@ -4,6 +4,7 @@ import { appRoot } from '../paths';
 import path from 'node:path';
 import { sha256Hex } from '../crypto';
 import { ProofloopError } from '../../shared/result';
+import { confine, mkdirConfined } from '../fs/confine';
 import { migrations as allMigrations, type Migration } from './migrations';
 
 export type Db = Database.Database;
@@ -21,6 +22,12 @@ function electronBinding(): string | undefined {
 
 export function ledgerPath(folder: string): string {
   return path.join(folder, '.proofloop', 'ledger.db');
+}
+
+/** The ledger's file, its `.proofloop` folder made if needed; refused when either is a link. */
+export function confinedLedgerPath(folder: string): string {
+  mkdirConfined(folder, '.proofloop', 'ledger folder');
+  return confine(folder, ['.proofloop', 'ledger.db'], 'ledger');
 }
 
 /** Opens (creating if needed) a ledger database with the durability settings of DESIGN.md. */
