@@ -26,6 +26,8 @@ export function ledgerPath(folder: string): string {
 
 /** The ledger's file, its `.proofloop` folder made if needed; refused when either is a link. */
 export function confinedLedgerPath(folder: string): string {
+  // The folder itself is the caller's choice, made if missing as before; below it, no link.
+  mkdirSync(folder, { recursive: true });
   mkdirConfined(folder, '.proofloop', 'ledger folder');
   return confine(folder, ['.proofloop', 'ledger.db'], 'ledger');
 }

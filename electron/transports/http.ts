@@ -57,18 +57,32 @@ class Refused extends Error {
   }
 }
 
-/** The body, refused with 413 from Content-Length before reading when it says too much, else once over. */
-async function readBody(req: IncomingMessage): Promise<string> {
+/**
+ * The body, refused with 413 from Content-Length before reading when it says too much, else once
+ * it passes the limit. The rest is drained (not read into memory) so the answer reaches the client.
+ */
+function readBody(req: IncomingMessage): Promise<string> {
   const declared = Number(req.headers['content-length'] ?? NaN);
-  if (declared > MAX_BODY) throw new Refused(413, 'too_large', `request body of ${declared} bytes is over the ${MAX_BODY}-byte limit`);
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new Refused(413, 'too_large', `request body over the ${MAX_BODY}-byte limit`);
-    chunks.push(chunk as Buffer);
+  if (declared > MAX_BODY) {
+    return Promise.reject(
+      new Refused(413, 'too_large', `request body of ${declared} bytes is over the ${MAX_BODY}-byte limit`),
+    );
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.resume();
+      chunks.length = 0;
+      reject(new Refused(413, 'too_large', `request body over the ${MAX_BODY}-byte limit`));
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
 }
 
 /** HTTP status of a failed Result: the caller's fault (4xx) but for the service's own. */
@@ -133,7 +147,11 @@ export async function startWebServer(
   const server = createServer((req, res) => {
     void handle(req, res).catch((e: Error) => {
       if (res.headersSent) res.end();
-      else if (e instanceof Refused) fail(res, e.status, e.code, e.message);
+      else if (e instanceof Refused) {
+        // A refused body is not read further: this connection is not reused.
+        if (e.status === 413) res.setHeader('connection', 'close');
+        fail(res, e.status, e.code, e.message);
+      }
       else fail(res, 500, 'internal', e.message);
     });
   });
