@@ -56,7 +56,12 @@ function isTrustedSender(e: IpcMainInvokeEvent): boolean {
  */
 async function onDropped(e: IpcMainEvent, dropped: unknown): Promise<void> {
   if (!win || e.sender !== win.webContents || e.senderFrame !== win.webContents.mainFrame) return;
-  if (typeof dropped !== 'string' || dropped.length === 0 || dropped.length > 4096 || !path.isAbsolute(dropped))
+  if (
+    typeof dropped !== 'string' ||
+    dropped.length === 0 ||
+    dropped.length > 4096 ||
+    !path.isAbsolute(dropped)
+  )
     return;
   const st = lstatSync(dropped, { throwIfNoEntry: false });
   if (!st || st.isSymbolicLink() || !st.isDirectory()) return;

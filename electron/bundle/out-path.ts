@@ -32,7 +32,9 @@ async function manifestOf(file: string): Promise<string | null> {
             else chunks.push(d);
           });
           stream.on('error', () => resolve(null));
-          stream.on('close', () => resolve(size > MAX_MANIFEST_BYTES ? null : Buffer.concat(chunks).toString('utf8')));
+          stream.on('close', () =>
+            resolve(size > MAX_MANIFEST_BYTES ? null : Buffer.concat(chunks).toString('utf8')),
+          );
         });
       });
       zip.readEntry();
@@ -101,8 +103,10 @@ export async function checkBundleOut(
   }
   const st = lstatSync(out, { throwIfNoEntry: false });
   if (st) {
-    if (!force) throw new ProofloopError('conflict', `${out} exists: choose another name or replace it (--force)`);
-    if (st.isSymbolicLink()) throw new ProofloopError('forbidden_path', `${out} is a symbolic link: not replaced`);
+    if (!force)
+      throw new ProofloopError('conflict', `${out} exists: choose another name or replace it (--force)`);
+    if (st.isSymbolicLink())
+      throw new ProofloopError('forbidden_path', `${out} is a symbolic link: not replaced`);
     if (st.isDirectory()) throw new ProofloopError('bad_args', `${out} is a folder`);
     if (!(await isBundle(out))) {
       throw new ProofloopError(

@@ -42,9 +42,11 @@ function segmentsOf(rel: string | readonly string[], what: string): string[] {
     if (typeof p !== 'string' || p.length === 0) {
       throw new ProofloopError('bad_args', `${what} must be a non-empty path`);
     }
-    if (p.length > MAX_REL) throw new ProofloopError('bad_args', `${what} is longer than ${MAX_REL} characters`);
+    if (p.length > MAX_REL)
+      throw new ProofloopError('bad_args', `${what} is longer than ${MAX_REL} characters`);
     if (p.includes('\0')) throw new ProofloopError('forbidden_path', `${what} contains a NUL byte`);
-    if (path.isAbsolute(p)) throw new ProofloopError('forbidden_path', `${what} must be relative to the folder`);
+    if (path.isAbsolute(p))
+      throw new ProofloopError('forbidden_path', `${what} must be relative to the folder`);
     for (const s of p.split(/[\\/]+/)) {
       if (s === '' || s === '.') continue;
       if (s === '..') throw new ProofloopError('forbidden_path', `${what} "${p}" leaves the folder ("..")`);
@@ -84,7 +86,8 @@ export function confineRequested(root: string, requested: string, what = 'path')
   if (typeof requested !== 'string' || requested.length === 0) {
     throw new ProofloopError('bad_args', `${what} must be a non-empty string`);
   }
-  if (requested.length > MAX_REL) throw new ProofloopError('bad_args', `${what} is longer than ${MAX_REL} characters`);
+  if (requested.length > MAX_REL)
+    throw new ProofloopError('bad_args', `${what} is longer than ${MAX_REL} characters`);
   if (requested.includes('\0')) throw new ProofloopError('forbidden_path', `${what} contains a NUL byte`);
   const given = path.resolve(root);
   const real = realpathSync(given);
@@ -97,7 +100,12 @@ export function confineRequested(root: string, requested: string, what = 'path')
 }
 
 /** Creates the folders of `rel` under `root` one by one, refusing a link at any of them; returns the path. */
-export function mkdirConfined(root: string, rel: string | readonly string[], what = 'folder', mode = 0o700): string {
+export function mkdirConfined(
+  root: string,
+  rel: string | readonly string[],
+  what = 'folder',
+  mode = 0o700,
+): string {
   const segs = segmentsOf(rel, what);
   for (let i = 1; i <= segs.length; i++) {
     const p = confine(root, segs.slice(0, i), what);
@@ -109,7 +117,8 @@ export function mkdirConfined(root: string, rel: string | readonly string[], wha
     // Made by someone else between the check and mkdir: check what is there now.
     const st = lstatSync(p);
     if (st.isSymbolicLink()) throw linkRefused(what, segs.join('/'), p);
-    if (!st.isDirectory()) throw new ProofloopError('bad_args', `${what} "${segs.join('/')}": ${p} is not a folder`);
+    if (!st.isDirectory())
+      throw new ProofloopError('bad_args', `${what} "${segs.join('/')}": ${p} is not a folder`);
   }
   return confine(root, segs, what);
 }

@@ -288,7 +288,12 @@ export class Ledger implements LedgerReader {
    */
   writer(
     runId: string,
-    opts: { label?: string; create?: CreateRunOptions | false; resume?: boolean; annotateOnly?: boolean } = {},
+    opts: {
+      label?: string;
+      create?: CreateRunOptions | false;
+      resume?: boolean;
+      annotateOnly?: boolean;
+    } = {},
   ): RunWriter {
     const existing = this.run(runId);
     // Before anything is created: a run folder that is a link is refused here (forbidden_path).

@@ -56,7 +56,12 @@ export function repairMirrors(
     try {
       // Confined: a run folder that is a link (a shared or unpacked folder) is left alone.
       mkdirConfined(ledger.folder, run.run_id, 'run folder');
-      fd = openConfined(ledger.folder, [run.run_id, 'events.jsonl'], constants.O_RDWR | constants.O_CREAT, 'mirror');
+      fd = openConfined(
+        ledger.folder,
+        [run.run_id, 'events.jsonl'],
+        constants.O_RDWR | constants.O_CREAT,
+        'mirror',
+      );
     } catch (e) {
       onRefused(run.run_id, (e as Error).message);
       continue;
@@ -92,7 +97,7 @@ export function repairMirrors(
 }
 
 function writeAll(fd: number, buf: Buffer, position: number): void {
-  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off, position + off);
+  for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off, buf.length - off, position + off);
 }
 
 /** The mirror's path, refused (forbidden_path) when the run folder or the file is a link. */

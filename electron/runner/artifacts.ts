@@ -52,7 +52,12 @@ export function storeArtifact(runDir: string, content: string): ArtifactRef & { 
     mkdirConfined(folder, segs.slice(0, -1), 'artifacts folder');
     const [, tmpSegs] = place(runDir, `${digest}.${process.pid}.tmp`);
     const tmp = confine(folder, tmpSegs, 'artifact');
-    const fd = openConfined(folder, tmpSegs, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 'artifact');
+    const fd = openConfined(
+      folder,
+      tmpSegs,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC,
+      'artifact',
+    );
     try {
       writeSync(fd, data);
       fsyncSync(fd);

@@ -39,7 +39,8 @@ export interface ServiceOptions {
 export type CallOrigin = 'local' | 'renderer';
 
 /** A caller's string as it appears in an error: bounded, so a huge argument is not echoed back. */
-const shorten = (s: string, max = 120): string => (s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s);
+const shorten = (s: string, max = 120): string =>
+  s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s;
 
 function describeIssues(error: z.ZodError): string {
   return error.issues

@@ -118,7 +118,11 @@ function checkSite(req: IncomingMessage, origins: readonly string[]): void {
   }
   const origin = req.headers.origin;
   if (origin !== undefined && !origins.includes(origin)) {
-    throw new Refused(403, 'unauthorized', `Origin "${origin.slice(0, 200)}" refused: only the page web mode serves may call the API`);
+    throw new Refused(
+      403,
+      'unauthorized',
+      `Origin "${origin.slice(0, 200)}" refused: only the page web mode serves may call the API`,
+    );
   }
 }
 
@@ -126,7 +130,11 @@ function checkSite(req: IncomingMessage, origins: readonly string[]): void {
 function checkJson(req: IncomingMessage): void {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') {
-    throw new Refused(415, 'bad_args', `API calls send Content-Type: application/json (got "${type.slice(0, 100) || 'none'}")`);
+    throw new Refused(
+      415,
+      'bad_args',
+      `API calls send Content-Type: application/json (got "${type.slice(0, 100) || 'none'}")`,
+    );
   }
 }
 
@@ -151,8 +159,7 @@ export async function startWebServer(
         // A refused body is not read further: this connection is not reused.
         if (e.status === 413) res.setHeader('connection', 'close');
         fail(res, e.status, e.code, e.message);
-      }
-      else fail(res, 500, 'internal', e.message);
+      } else fail(res, 500, 'internal', e.message);
     });
   });
 
@@ -160,7 +167,12 @@ export async function startWebServer(
     const pathname = decodedPath(req);
     const host = req.headers.host ?? '';
     if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) {
-      fail(res, 403, 'unauthorized', `Host "${host.slice(0, 200)}" refused: web mode answers on 127.0.0.1:${port} only`);
+      fail(
+        res,
+        403,
+        'unauthorized',
+        `Host "${host.slice(0, 200)}" refused: web mode answers on 127.0.0.1:${port} only`,
+      );
       return;
     }
     if (pathname.startsWith('/api/')) {

@@ -89,7 +89,11 @@ function takeToken(): string {
   if (given !== null) {
     url.searchParams.delete('token');
     const rest = inHash ? url.hash.replace(inHash[0], inHash[0].startsWith('#') ? '#' : '') : url.hash;
-    window.history.replaceState(window.history.state, '', url.pathname + url.search + (rest === '#' ? '' : rest));
+    window.history.replaceState(
+      window.history.state,
+      '',
+      url.pathname + url.search + (rest === '#' ? '' : rest),
+    );
   }
   const token = given ?? sessionStorage.getItem('proofloop.token') ?? '';
   if (token) sessionStorage.setItem('proofloop.token', token);

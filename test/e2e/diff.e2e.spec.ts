@@ -5,7 +5,9 @@ async function finishedRun(server: Served, task: string, variant: string): Promi
   const { run_id } = await server.call<{ run_id: string }>('run.start', { task_id: task, variant, seed: 1 });
   // As the page sees a run end (run.wait is the CLI's): its status leaves "running".
   await expect
-    .poll(async () => (await server.call<{ status: string }>('run.get', { run_id })).status, { timeout: 60_000 })
+    .poll(async () => (await server.call<{ status: string }>('run.get', { run_id })).status, {
+      timeout: 60_000,
+    })
     .not.toBe('running');
   return run_id;
 }

@@ -88,13 +88,22 @@ test('desktop app: a file: navigation of the window opens nothing', async () => 
     const before = page.url();
     expect(before).toMatch(/^app:\/\/proofloop\//);
     // A compromised renderer sets location to a file: directory (and a form, and a link).
+    // (The page's DOM, typed here: the test tsconfig has no DOM library.)
+    type Doc = {
+      location: { href: string };
+      document: {
+        createElement(t: 'a'): { href: string; click(): void };
+        body: { append(e: unknown): void };
+      };
+    };
     await page.evaluate((url) => {
-      window.location.href = url;
+      (globalThis as unknown as Doc).location.href = url;
     }, `file://${target}`);
     await page.evaluate((url) => {
-      const a = document.createElement('a');
+      const doc = (globalThis as unknown as Doc).document;
+      const a = doc.createElement('a');
       a.href = url;
-      document.body.append(a);
+      doc.body.append(a);
       a.click();
     }, `file://${target}/sub`);
     await page.waitForTimeout(1500);
@@ -103,7 +112,9 @@ test('desktop app: a file: navigation of the window opens nothing', async () => 
     expect(readdirSync(target).sort()).toEqual(['sub']);
     expect(existsSync(path.join(target, '.proofloop'))).toBe(false);
     const current = await page.evaluate(async () => {
-      type Api = { call(method: string, args: unknown): Promise<{ ok: boolean; value?: { folder: string } }> };
+      type Api = {
+        call(method: string, args: unknown): Promise<{ ok: boolean; value?: { folder: string } }>;
+      };
       return (globalThis as unknown as { proofloop: Api }).proofloop.call('folder.current', {});
     });
     expect(current.value?.folder).toBe(folder);

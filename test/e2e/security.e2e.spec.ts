@@ -10,7 +10,16 @@ test('web mode: the page takes the token out of its URL, and runs under the CSP 
   await page.addInitScript(() => {
     const seen: string[] = [];
     (globalThis as unknown as { cspViolations: string[] }).cspViolations = seen;
-    document.addEventListener('securitypolicyviolation', (e) =>
+    type Violation = {
+      violatedDirective: string;
+      blockedURI: string;
+      sourceFile: string;
+      lineNumber: number;
+    };
+    const doc = (
+      globalThis as unknown as { document: { addEventListener(t: string, f: (e: Violation) => void): void } }
+    ).document;
+    doc.addEventListener('securitypolicyviolation', (e) =>
       seen.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`),
     );
   });
@@ -28,7 +37,9 @@ test('web mode: the page takes the token out of its URL, and runs under the CSP 
   // A reload keeps the tab's token (sessionStorage), not the URL.
   await page.reload();
   await expect(app.runItem('later')).toBeVisible();
-  const violations = await page.evaluate(() => (globalThis as unknown as { cspViolations: string[] }).cspViolations);
+  const violations = await page.evaluate(
+    () => (globalThis as unknown as { cspViolations: string[] }).cspViolations,
+  );
   expect(violations).toEqual([]);
   // The page is served with the CSP that allows no inline style and no form target.
   const res = await page.request.get(`${server.base}/`);

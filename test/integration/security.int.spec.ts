@@ -57,7 +57,7 @@ function seed(folder: string, outside: string): void {
   // A mirror whose last line does not parse: folder.open once truncated and rewrote it.
   writeFileSync(path.join(outside, 'linked-target', 'events.jsonl'), '{"seq":1}\n{"seq": 2, torn\n');
   writeFileSync(path.join(outside, 'secret.txt'), SECRET);
-  writeFileSync(path.join(outside, 'mirror.jsonl'), 'someone else\'s file\n');
+  writeFileSync(path.join(outside, 'mirror.jsonl'), "someone else's file\n");
   writeFileSync(path.join(outside, 'victim.zip'), 'not a zip, but named like one\n');
   mkdirSync(path.join(outside, 'artifacts'));
   writeFileSync(path.join(outside, 'artifacts', sha256(SECRET)), SECRET);
@@ -66,7 +66,11 @@ function seed(folder: string, outside: string): void {
 
   const ledger = Ledger.open(folder);
   const started = { task_id: 't', goal: 'g', agent: { name: 'sim' } };
-  const write = (runId: string, events: [string, Record<string, unknown>][], meta?: Record<string, unknown>) => {
+  const write = (
+    runId: string,
+    events: [string, Record<string, unknown>][],
+    meta?: Record<string, unknown>,
+  ) => {
     const w = ledger.writer(runId, meta ? { create: { source: 'executed', meta } } : {});
     for (const [k, p] of events) w.append(k, p);
     w.close();
@@ -277,7 +281,7 @@ describe.each(surfaces)('the renderer surface over %s', (_name, make) => {
     expectLedgerVerifies(s.folder);
   });
 
-  describe('1. bundle.export cannot replace the ledger or a run\'s files', () => {
+  describe("1. bundle.export cannot replace the ledger or a run's files", () => {
     it('force over .proofloop/ledger.db is refused, and the ledger still answers', async () => {
       refused(
         await s.call('bundle.export', { run_ids: ['done'], out: '.proofloop/ledger.db', force: true }),
@@ -317,7 +321,10 @@ describe.each(surfaces)('the renderer surface over %s', (_name, make) => {
         'forbidden_path',
         /symbolic link/,
       );
-      refused(await s.call('bundle.export', { run_ids: ['done'], out: 'x.zip', force: true }), 'forbidden_path');
+      refused(
+        await s.call('bundle.export', { run_ids: ['done'], out: 'x.zip', force: true }),
+        'forbidden_path',
+      );
       refused(
         await s.call('bundle.export', { run_ids: ['done'], out: path.join(s.outside, 'a.zip') }),
         'forbidden_path',
@@ -328,7 +335,11 @@ describe.each(surfaces)('the renderer surface over %s', (_name, make) => {
       const first = await s.call('bundle.export', { run_ids: ['done'], out: 'audit.zip' });
       expect(first.ok, JSON.stringify(first)).toBe(true);
       refused(await s.call('bundle.export', { run_ids: ['done'], out: 'audit.zip' }), 'conflict');
-      const again = await s.call('bundle.export', { run_ids: ['done', 'crashed'], out: 'audit.zip', force: true });
+      const again = await s.call('bundle.export', {
+        run_ids: ['done', 'crashed'],
+        out: 'audit.zip',
+        force: true,
+      });
       expect(again.ok, JSON.stringify(again)).toBe(true);
     });
   });
@@ -339,7 +350,11 @@ describe.each(surfaces)('the renderer surface over %s', (_name, make) => {
         ['judge_verdict', { passed: true }],
         ['run_completed', { outcome: 'passed' }],
       ] as const) {
-        refused(await s.call('events.append', { run_id: 'crashed', kind, payload }), 'forbidden', /event_annotated/);
+        refused(
+          await s.call('events.append', { run_id: 'crashed', kind, payload }),
+          'forbidden',
+          /event_annotated/,
+        );
       }
     });
     it('no host-only kind is appended to an open run either, nor a new run created', async () => {
@@ -347,7 +362,11 @@ describe.each(surfaces)('the renderer surface over %s', (_name, make) => {
         refused(await s.call('events.append', { run_id: 'open', kind, payload: {} }), 'forbidden');
       }
       refused(
-        await s.call('events.append', { run_id: 'brand-new', kind: 'event_annotated', payload: { target_seq: 1, note: 'x' } }),
+        await s.call('events.append', {
+          run_id: 'brand-new',
+          kind: 'event_annotated',
+          payload: { target_seq: 1, note: 'x' },
+        }),
         'not_found',
       );
       const open = (await s.call('run.get', { run_id: 'open' })) as { ok: true; value: { head_seq: number } };
@@ -366,21 +385,30 @@ describe.each(surfaces)('the renderer surface over %s', (_name, make) => {
     it('methods off the renderer surface are refused', async () => {
       const off = METHOD_NAMES.filter((m) => !(RENDERER_METHODS as readonly string[]).includes(m));
       expect(off).toEqual(expect.arrayContaining(['run.resume', 'run.wait', 'run.verify', 'folder.recent']));
-      for (const m of off) refused(await s.call(m, { run_id: 'crashed' }), 'forbidden', /not available to the window/);
+      for (const m of off)
+        refused(await s.call(m, { run_id: 'crashed' }), 'forbidden', /not available to the window/);
     });
   });
 
   describe('3. writes do not follow links out of the folder', () => {
     it('an annotation to a run whose folder is a link is refused', async () => {
       refused(
-        await s.call('events.append', { run_id: 'linked', kind: 'event_annotated', payload: { target_seq: 1, note: 'n' } }),
+        await s.call('events.append', {
+          run_id: 'linked',
+          kind: 'event_annotated',
+          payload: { target_seq: 1, note: 'n' },
+        }),
         'forbidden_path',
         /symbolic link/,
       );
     });
     it('an annotation to a run whose mirror is a link is refused', async () => {
       refused(
-        await s.call('events.append', { run_id: 'mirrorlink', kind: 'event_annotated', payload: { target_seq: 1, note: 'n' } }),
+        await s.call('events.append', {
+          run_id: 'mirrorlink',
+          kind: 'event_annotated',
+          payload: { target_seq: 1, note: 'n' },
+        }),
         'forbidden_path',
         /mirror/,
       );
@@ -403,7 +431,11 @@ describe.each(surfaces)('the renderer surface over %s', (_name, make) => {
     });
     it('refuses <run>/artifacts as a link, an artifact file as a link, and <run> as a link', async () => {
       for (const run_id of ['arts2', 'arts3', 'linked']) {
-        refused(await s.call('artifact.read', { run_id, digest: sha256(SECRET) }), 'forbidden_path', /symbolic link/);
+        refused(
+          await s.call('artifact.read', { run_id, digest: sha256(SECRET) }),
+          'forbidden_path',
+          /symbolic link/,
+        );
       }
     });
   });
@@ -459,8 +491,14 @@ describe('the ledger itself: terminal events end a run (the CLI has the whole ap
     }
   });
   it('after run_completed: anything but an annotation is refused', async () => {
-    refused(await local('events.append', { run_id: 'done', kind: 'run_failed', payload: { reason: 'x' } }), 'run_ended');
-    refused(await local('events.append', { run_id: 'done', kind: 'run_resumed', payload: { from_seq: 2 } }), 'run_ended');
+    refused(
+      await local('events.append', { run_id: 'done', kind: 'run_failed', payload: { reason: 'x' } }),
+      'run_ended',
+    );
+    refused(
+      await local('events.append', { run_id: 'done', kind: 'run_resumed', payload: { from_seq: 2 } }),
+      'run_ended',
+    );
     const note = await local('events.append', {
       run_id: 'done',
       kind: 'event_annotated',
@@ -497,7 +535,11 @@ describe('the ledger itself: terminal events end a run (the CLI has the whole ap
   });
   it('an append over 1 MiB is refused from the CLI too', async () => {
     refused(
-      await local('events.append', { run_id: 'open', kind: 'model_responded', payload: { content: 'x'.repeat(3_000_000) } }),
+      await local('events.append', {
+        run_id: 'open',
+        kind: 'model_responded',
+        payload: { content: 'x'.repeat(3_000_000) },
+      }),
       'too_large',
       /artifact/,
     );
@@ -529,14 +571,18 @@ describe('3. the folder: links at .proofloop, a run folder and its workspace', (
 
   it('a CLI append to a run whose folder is a link writes nothing outside', async () => {
     refused(
-      await service.call('events.append', { run_id: 'linked', kind: 'model_responded', payload: { content: 'x' } }),
+      await service.call('events.append', {
+        run_id: 'linked',
+        kind: 'model_responded',
+        payload: { content: 'x' },
+      }),
       'forbidden_path',
       /symbolic link/,
     );
     expect(service.ctx.ledger().run('linked')!.head_seq).toBe(1);
     expectLedgerVerifies(f.dir);
   });
-  it("resume does not prepare a workspace that is a link (the run fails, saying why)", async () => {
+  it('resume does not prepare a workspace that is a link (the run fails, saying why)', async () => {
     const started = await service.call('run.resume', { run_id: 'ws' });
     expect(started.ok, JSON.stringify(started)).toBe(true);
     const end = (await service.call('run.wait', { run_id: 'ws' })) as { ok: true; value: { status: string } };
@@ -587,10 +633,17 @@ describe('5-6. web mode refuses cross-site calls, tokens in URLs and malformed U
       body: '{}',
     });
     expect(r.status).toBe(401);
-    expect(r.json).toMatchObject({ ok: false, error: { message: expect.stringMatching(/header, not the URL/) } });
+    expect(r.json).toMatchObject({
+      ok: false,
+      error: { message: expect.stringMatching(/header, not the URL/) },
+    });
   });
   it('the push stream takes ?token= (EventSource sends no headers), and nothing without it', async () => {
-    const ok = await raw(s.port, { path: `/api/events?token=${s.token}`, method: 'GET', headers: { host: host() } });
+    const ok = await raw(s.port, {
+      path: `/api/events?token=${s.token}`,
+      method: 'GET',
+      headers: { host: host() },
+    });
     expect(ok.status).toBe(200);
     const no = await raw(s.port, { path: '/api/events', method: 'GET', headers: { host: host() } });
     expect(no.status).toBe(401);
@@ -613,13 +666,23 @@ describe('5-6. web mode refuses cross-site calls, tokens in URLs and malformed U
     async (origin) => {
       const r = await raw(s.port, { path: '/api/runs.list', headers: { ...good(), origin }, body: '{}' });
       expect(r.status).toBe(403);
-      expect(r.json).toMatchObject({ ok: false, error: { code: 'unauthorized', message: expect.stringMatching(/Origin/) } });
+      expect(r.json).toMatchObject({
+        ok: false,
+        error: { code: 'unauthorized', message: expect.stringMatching(/Origin/) },
+      });
     },
   );
-  it.each([['cross-site'], ['same-site']])('a call with Sec-Fetch-Site: %s is refused with 403', async (site) => {
-    const r = await raw(s.port, { path: '/api/runs.list', headers: { ...good(), 'sec-fetch-site': site }, body: '{}' });
-    expect(r.status).toBe(403);
-  });
+  it.each([['cross-site'], ['same-site']])(
+    'a call with Sec-Fetch-Site: %s is refused with 403',
+    async (site) => {
+      const r = await raw(s.port, {
+        path: '/api/runs.list',
+        headers: { ...good(), 'sec-fetch-site': site },
+        body: '{}',
+      });
+      expect(r.status).toBe(403);
+    },
+  );
   it('the page itself (same origin) is answered', async () => {
     const r = await raw(s.port, {
       path: '/api/runs.list',
@@ -637,7 +700,10 @@ describe('5-6. web mode refuses cross-site calls, tokens in URLs and malformed U
     for (const headers of [good(), { host: 'evil.example' }]) {
       const r = await raw(s.port, { path: p, method, headers, body: method === 'POST' ? '{}' : undefined });
       expect(r.status).toBe(400);
-      expect(r.json).toMatchObject({ ok: false, error: { code: 'bad_args', message: expect.stringMatching(/malformed URL/) } });
+      expect(r.json).toMatchObject({
+        ok: false,
+        error: { code: 'bad_args', message: expect.stringMatching(/malformed URL/) },
+      });
     }
   });
   it('a body over the limit is a 413 from Content-Length, before it is read', async () => {
@@ -702,10 +768,18 @@ describe('7. proofloop serve stops on the first signal', () => {
         const s = await startServe(f.dir, { detached: true });
         const pid = s.child.pid!;
         // Busy first: an open event stream and a call, as a page would hold them.
-        void raw(s.port, { path: `/api/events?token=${s.token}`, method: 'GET', headers: { host: `127.0.0.1:${s.port}` } });
+        void raw(s.port, {
+          path: `/api/events?token=${s.token}`,
+          method: 'GET',
+          headers: { host: `127.0.0.1:${s.port}` },
+        });
         await raw(s.port, {
           path: '/api/runs.list',
-          headers: { host: `127.0.0.1:${s.port}`, 'content-type': 'application/json', 'x-proofloop-token': s.token },
+          headers: {
+            host: `127.0.0.1:${s.port}`,
+            'content-type': 'application/json',
+            'x-proofloop-token': s.token,
+          },
           body: '{}',
         });
         const t0 = performance.now();
@@ -731,7 +805,10 @@ describe('9. the desktop shell', () => {
     const text = readFileSync(path.join(repoRoot, 'electron-builder.yml'), 'utf8');
     const block = /^electronFuses:\n((?: {2}\w+: (?:true|false)\n)+)/m.exec(text)?.[1] ?? '';
     const fuses = Object.fromEntries(
-      block.trim().split('\n').map((l) => [l.trim().split(': ')[0], l.trim().endsWith('true')]),
+      block
+        .trim()
+        .split('\n')
+        .map((l) => [l.trim().split(': ')[0], l.trim().endsWith('true')]),
     );
     expect(fuses).toMatchObject({
       grantFileProtocolExtraPrivileges: false,

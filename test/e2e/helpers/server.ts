@@ -55,7 +55,16 @@ export function appendWithCli(
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', path.join(repoRoot, 'electron/cli/main.ts'), '--folder', folder, 'append', runId, '--stdin'],
+      [
+        '--import',
+        'tsx',
+        path.join(repoRoot, 'electron/cli/main.ts'),
+        '--folder',
+        folder,
+        'append',
+        runId,
+        '--stdin',
+      ],
       { cwd: repoRoot, stdio: ['pipe', 'ignore', 'pipe'] },
     );
     let err = '';

@@ -47,7 +47,12 @@ export interface ChildRun {
 export function runTs(
   file: string,
   args: string[],
-  opts: { onLine?: (line: string) => void; env?: NodeJS.ProcessEnv; stdin?: boolean; detached?: boolean } = {},
+  opts: {
+    onLine?: (line: string) => void;
+    env?: NodeJS.ProcessEnv;
+    stdin?: boolean;
+    detached?: boolean;
+  } = {},
 ) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(repoRoot, file), ...args], {
     cwd: repoRoot,
