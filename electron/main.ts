@@ -4,24 +4,33 @@ import {
   app,
   BrowserWindow,
   dialog,
+  ipcMain,
   Menu,
+  protocol,
   session,
   shell,
+  type IpcMainEvent,
   type IpcMainInvokeEvent,
   type MenuItemConstructorOptions,
 } from 'electron';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ProofloopService } from './service/service';
 import { CSP } from './transports/csp';
 import { forwardPushes, registerIpc } from './transports/ipc';
+import { DROP_CHANNEL } from './transports/ipc-channels';
+import { APP_ORIGIN, APP_SCHEME, serveAppRequest } from './shell/app-protocol';
 import { SettingsStore } from './shell/settings';
 import { openDefaultFolder } from './shell/first-run';
 import { appRoot } from './paths';
 
-const rendererIndex = path.join(appRoot(), 'dist', 'renderer', 'index.html');
-const rendererUrl = pathToFileURL(rendererIndex).href;
+// The UI is served from app://proofloop/, not file://: a file: page would be same-origin with
+// every file on the disk, and the fuse GrantFileProtocolExtraPrivileges is off (electron-builder.yml).
+const rendererDir = path.join(appRoot(), 'dist', 'renderer');
+const rendererUrl = `${APP_ORIGIN}/index.html`;
+protocol.registerSchemesAsPrivileged([
+  { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } },
+]);
 const preloadFile = path.join(appRoot(), 'dist', 'electron', 'preload.cjs');
 
 let win: BrowserWindow | null = null;
@@ -35,8 +44,36 @@ function isTrustedSender(e: IpcMainInvokeEvent): boolean {
     e.sender === win.webContents &&
     frame &&
     frame === win.webContents.mainFrame &&
-    frame.url.startsWith(rendererUrl),
+    frame.url.startsWith(`${APP_ORIGIN}/`),
   );
+}
+
+/**
+ * A folder dropped on the window: the preload reads its path from the trusted drop event
+ * (webUtils.getPathForFile) and sends it here. A renderer can send any path, so the path alone
+ * opens nothing: it must be an existing directory, not a link, and the user confirms it in a
+ * native dialog the page cannot draw or click.
+ */
+async function onDropped(e: IpcMainEvent, dropped: unknown): Promise<void> {
+  if (!win || e.sender !== win.webContents || e.senderFrame !== win.webContents.mainFrame) return;
+  if (
+    typeof dropped !== 'string' ||
+    dropped.length === 0 ||
+    dropped.length > 4096 ||
+    !path.isAbsolute(dropped)
+  )
+    return;
+  const st = lstatSync(dropped, { throwIfNoEntry: false });
+  if (!st || st.isSymbolicLink() || !st.isDirectory()) return;
+  const r = await dialog.showMessageBox(win, {
+    type: 'question',
+    buttons: ['Open', 'Cancel'],
+    defaultId: 0,
+    cancelId: 1,
+    message: 'Open this folder as a runs folder?',
+    detail: dropped,
+  });
+  if (r.response === 0) await openFolder(dropped);
 }
 
 async function openFolder(folder: string): Promise<void> {
@@ -139,16 +176,15 @@ function createWindow(): void {
   win.on('close', saveBounds);
   win.on('closed', () => (win = null));
 
-  // Nothing navigates away from the app. A folder dropped on the window arrives as a navigation to
-  // its file: URL: that drop is the user's own gesture, so main opens it as a runs folder.
-  win.webContents.on('will-navigate', (event, url) => {
-    event.preventDefault();
-    if (!url.startsWith('file:')) return;
-    const dropped = fileURLToPath(url);
-    if (existsSync(dropped) && statSync(dropped).isDirectory()) void openFolder(dropped);
-  });
+  // Nothing navigates away from the app, in any frame, by link, location, form or redirect: a
+  // navigation opens nothing (a dropped folder comes through the preload's drop event instead).
+  const refuse = (event: { preventDefault(): void }) => event.preventDefault();
+  win.webContents.on('will-navigate', refuse);
+  win.webContents.on('will-frame-navigate', refuse);
+  win.webContents.on('will-redirect', refuse);
+  win.webContents.on('will-attach-webview', refuse);
   win.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
-  void win.loadFile(rendererIndex);
+  void win.loadURL(rendererUrl);
 }
 
 async function main(): Promise<void> {
@@ -157,6 +193,8 @@ async function main(): Promise<void> {
     cb({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CSP] } });
   });
   session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
+  protocol.handle(APP_SCHEME, (req) => serveAppRequest(rendererDir, req.url));
+  ipcMain.on(DROP_CHANNEL, (e, dropped: unknown) => void onDropped(e, dropped));
   for (const f of [...settings.value.recent].reverse()) if (existsSync(f)) service.trustFolder(f);
   registerIpc(service, isTrustedSender);
   forwardPushes(service, () => win?.webContents ?? null);

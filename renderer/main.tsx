@@ -1,3 +1,5 @@
+// First: it must run before any schema is defined (zod decides on its JIT as each object is built).
+import './zod-jitless';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';

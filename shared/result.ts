@@ -8,6 +8,12 @@ export type ErrorCode =
   | 'invalid_input'
   | 'io'
   | 'unauthorized'
+  /** The caller may not do this (e.g. the renderer appending a kind only the host writes). */
+  | 'forbidden'
+  /** An append to a run after its run_completed or run_failed. */
+  | 'run_ended'
+  /** A request or event over its size limit. */
+  | 'too_large'
   | 'internal';
 
 export interface ApiError {

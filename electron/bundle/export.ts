@@ -11,6 +11,7 @@ import { sha256Bytes, sha256Hex as fastSha256 } from '../crypto';
 import type { LedgerReader, RunRow } from '../ledger';
 import { ledgerPath } from '../ledger/open';
 import { appRoot } from '../paths';
+import { checkBundleOut } from './out-path';
 import { finishChunk, firedRules, redactEvent, type LineChunk } from './export-chunks';
 import { inThreadSource, workerSource, type ChunkSource } from './export-pool';
 import {
@@ -290,14 +291,8 @@ function chunkSource(
  */
 export async function exportBundle(ledger: LedgerReader, opts: ExportOptions): Promise<ExportResult> {
   const profile = opts.profile ?? 'share';
-  const out = path.resolve(opts.out);
-  if (existsSync(out)) {
-    if (!opts.force)
-      throw new ProofloopError('conflict', `${out} exists: choose another name or replace it (--force)`);
-    if (statSync(out).isDirectory()) throw new ProofloopError('bad_args', `${out} is a folder`);
-  }
-  if (!existsSync(path.dirname(out)))
-    throw new ProofloopError('not_found', `folder ${path.dirname(out)} does not exist`);
+  const runIds = new Set(ledger.runs().map((r) => r.run_id));
+  const out = await checkBundleOut(ledger.folder, runIds, opts.out, opts.force ?? false);
   const runs = requireRuns(ledger, opts.runIds);
   const now = opts.now ?? (() => new Date().toISOString());
   const createdAt = now();

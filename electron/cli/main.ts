@@ -43,6 +43,17 @@ Examples:
   return program;
 }
 
+/**
+ * An error as one line: a ProofloopError's message, anything else as "internal error: …" without
+ * its stack (PROOFLOOP_DEBUG=1 prints the stack, for a bug report).
+ */
+function oneLine(e: unknown): string {
+  if (e instanceof ProofloopError) return e.message;
+  const err = e instanceof Error ? e : new Error(String(e));
+  if (process.env.PROOFLOOP_DEBUG === '1' && err.stack) return err.stack;
+  return `internal error: ${err.message.split('\n')[0]} (PROOFLOOP_DEBUG=1 shows where)`;
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   const program = buildProgram();
   try {
@@ -58,8 +69,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (e instanceof CommanderError) {
       return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    const msg = e instanceof ProofloopError ? e.message : ((e as Error).stack ?? String(e));
-    process.stderr.write(`proofloop: ${msg}\n`);
+    process.stderr.write(`proofloop: ${oneLine(e)}\n`);
     return EXIT.usage;
   }
 }

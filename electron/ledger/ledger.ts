@@ -1,16 +1,18 @@
 import path from 'node:path';
 import { CURRENT_V, ZERO_HASH, MAX_SEQ, type LedgerEvent, type NewEvent } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
-import { ledgerPath, openDatabase, type Db } from './open';
+import { confinedLedgerPath, openDatabase, type Db } from './open';
 import { kindsQuery } from './kinds-index';
 import { eventId, ID_RANGE, idOfSeq, idRange, idsBefore, LAST_HASH_SQL } from './event-ids';
 import { MirrorAppender } from './mirror';
+import { checkAfterEnd } from './terminal';
 import { canonicalPayload, checkShape } from './prepare';
 import { finishItems, linkChunk, type ChunkItems } from './chunk';
 import { interpret, isSessionFormat, type SourceRef } from '../../shared/formats';
 import { AppendHelper, HelperFailed, type ChunkDone } from './append-helper';
 import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
+import type { WriterRights } from './terminal';
 
 interface EventRowDb {
   seq: number;
@@ -228,14 +230,14 @@ export class Ledger implements LedgerReader {
     readonly folder: string,
     readonly now: () => string,
   ) {
-    this.db = openDatabase(ledgerPath(folder));
+    this.db = openDatabase(confinedLedgerPath(folder));
     this.appendTx = this.db.transaction(this.insertLocked.bind(this));
     this.helperTx = this.db.transaction(this.insertWithHelper.bind(this));
     const db = this.db;
     this.stmts = {
       head: db.prepare('SELECT run_no, head_seq, head_hash FROM runs WHERE run_id = ?'),
       headAndWriter: db.prepare(
-        'SELECT r.run_no, r.head_seq, r.head_hash, w.token FROM runs r LEFT JOIN writers w USING (run_id) WHERE r.run_id = ?',
+        'SELECT r.run_no, r.head_seq, r.head_hash, r.status, w.token FROM runs r LEFT JOIN writers w USING (run_id) WHERE r.run_id = ?',
       ),
       runNo: db.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck(),
       insert: db.prepare(`INSERT INTO events (${INSERT_COLUMNS}) VALUES ${ROW_MARKS}`),
@@ -298,8 +300,22 @@ export class Ledger implements LedgerReader {
   }
 
   /** Opens the single writer of an executed run; a second writer, in any process, gets a clear error. */
-  writer(runId: string, opts: { label?: string; create?: CreateRunOptions | false } = {}): RunWriter {
+  /**
+   * `resume`: the host's resume, whose writer may append run_resumed after run_failed (terminal.ts).
+   * `annotateOnly`: a writer that may append event_annotated and nothing else (the renderer's).
+   */
+  writer(
+    runId: string,
+    opts: {
+      label?: string;
+      create?: CreateRunOptions | false;
+      resume?: boolean;
+      annotateOnly?: boolean;
+    } = {},
+  ): RunWriter {
     const existing = this.run(runId);
+    // Before anything is created: a run folder that is a link is refused here (forbidden_path).
+    const mirror = new MirrorAppender(this.folder, runId);
     if (!existing) {
       if (opts.create === false) throw new ProofloopError('not_found', `no run ${runId} in ${this.folder}`);
       this.createRun(runId, opts.create ?? {});
@@ -307,7 +323,10 @@ export class Ledger implements LedgerReader {
       throw new ProofloopError('read_only', `run ${runId} was ${existing.source}: it is read-only`);
     }
     const token = acquireWriter(this.db, runId, opts.label ?? null);
-    return new RunWriter(this, runId, token);
+    return new RunWriter(this, runId, token, mirror, {
+      resume: opts.resume ?? false,
+      annotateOnly: opts.annotateOnly ?? false,
+    });
   }
 
   /** @internal Appends inside one IMMEDIATE transaction; called by RunWriter only. */
@@ -316,6 +335,7 @@ export class Ledger implements LedgerReader {
     token: string,
     items: readonly NewEvent[],
     mirror: MirrorAppender,
+    rights: WriterRights = { resume: false, annotateOnly: false },
   ): StoredEvent[] {
     for (const item of items) checkShape(item);
     const out: StoredEvent[] = [];
@@ -324,7 +344,7 @@ export class Ledger implements LedgerReader {
     let done = false;
     if (helper) {
       try {
-        this.helperTx.immediate(runId, token, items, helper, out, lines);
+        this.helperTx.immediate(runId, token, rights, items, helper, out, lines);
         done = true;
       } catch (e) {
         if (!(e instanceof HelperFailed)) throw e;
@@ -340,7 +360,7 @@ export class Ledger implements LedgerReader {
       const c = columns(items, 0, items.length);
       const payloads: Record<string, unknown>[] = [];
       finishItems(c, payloads);
-      this.appendTx.immediate(runId, token, items, c, payloads, out, lines);
+      this.appendTx.immediate(runId, token, rights, items, c, payloads, out, lines);
     }
     // The JSONL mirror is a convenience copy, written after the commit; repairMirrors rebuilds it.
     mirror.append(lines);
@@ -354,9 +374,11 @@ export class Ledger implements LedgerReader {
   }
 
   /** The run's head, under the write lock, once this writer is known to still hold the run. */
-  private lockedHead(runId: string, token: string, n: number) {
+  private lockedHead(runId: string, token: string, rights: WriterRights, items: readonly NewEvent[]) {
+    const n = items.length;
     const head = this.stmts.headAndWriter.get(runId) as
-      { run_no: number; head_seq: number; head_hash: string; token: string | null } | undefined;
+      | { run_no: number; head_seq: number; head_hash: string; status: string; token: string | null }
+      | undefined;
     if (!head) throw new ProofloopError('not_found', `no run ${runId}`);
     if (head.token !== token) {
       throw new ProofloopError('conflict', `the writer of run ${runId} lost its lock to another process`);
@@ -364,19 +386,21 @@ export class Ledger implements LedgerReader {
     if (head.head_seq + n > MAX_SEQ) {
       throw new ProofloopError('conflict', `run ${runId} cannot take more than ${MAX_SEQ} events`);
     }
+    checkAfterEnd(runId, head.status, items, rights);
     return head;
   }
 
   private insertLocked(
     runId: string,
     token: string,
+    rights: WriterRights,
     items: readonly NewEvent[],
     c: ChunkItems,
     payloads: Record<string, unknown>[],
     out: StoredEvent[],
     lines: string[],
   ): void {
-    const head = this.lockedHead(runId, token, items.length);
+    const head = this.lockedHead(runId, token, rights, items);
     stamp(items, 0, c, this.now());
     const seq = head.head_seq + 1;
     const linked = linkChunk(runId, seq, head.head_hash, c);
@@ -395,12 +419,13 @@ export class Ledger implements LedgerReader {
   private insertWithHelper(
     runId: string,
     token: string,
+    rights: WriterRights,
     items: readonly NewEvent[],
     helper: AppendHelper,
     out: StoredEvent[],
     lines: string[],
   ): void {
-    const head = this.lockedHead(runId, token, items.length);
+    const head = this.lockedHead(runId, token, rights, items);
     const now = this.now();
     const job = helper.begin();
     const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
@@ -647,14 +672,13 @@ export class Ledger implements LedgerReader {
 /** The one writer of one run. Close it when done: the lock is released, the run stays. */
 export class RunWriter {
   private closed = false;
-  private readonly mirror: MirrorAppender;
   constructor(
     private readonly ledger: Ledger,
     readonly runId: string,
     private readonly token: string,
-  ) {
-    this.mirror = new MirrorAppender(path.join(ledger.folder, runId, 'events.jsonl'));
-  }
+    private readonly mirror: MirrorAppender,
+    private readonly rights: WriterRights,
+  ) {}
 
   append(
     kind: string,
@@ -667,7 +691,7 @@ export class RunWriter {
   appendBatch(items: readonly NewEvent[]): StoredEvent[] {
     if (this.closed) throw new ProofloopError('conflict', `the writer of run ${this.runId} is closed`);
     if (items.length === 0) return [];
-    return this.ledger.appendLocked(this.runId, this.token, items, this.mirror);
+    return this.ledger.appendLocked(this.runId, this.token, items, this.mirror, this.rights);
   }
 
   close(): void {

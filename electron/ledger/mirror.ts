@@ -1,25 +1,13 @@
-import {
-  closeSync,
-  existsSync,
-  ftruncateSync,
-  openSync,
-  readSync,
-  fstatSync,
-  appendFileSync,
-  mkdirSync,
-  writeSync,
-} from 'node:fs';
-import path from 'node:path';
+import { closeSync, constants, ftruncateSync, readSync, fstatSync, writeSync } from 'node:fs';
 import { toJsonLine } from '../../shared/protocol';
+import { confine, mkdirConfined, openConfined } from '../fs/confine';
 import type { Ledger } from './ledger';
 
 const TAIL = 1 << 16;
 
 /** The seq of the last complete line of a mirror and the byte length up to it. */
-function mirrorTail(file: string): { seq: number; validBytes: number } {
-  if (!existsSync(file)) return { seq: 0, validBytes: 0 };
-  const fd = openSync(file, 'r');
-  try {
+function mirrorTail(fd: number): { seq: number; validBytes: number } {
+  {
     const size = fstatSync(fd).size;
     let end = size;
     // Walk back over an unterminated (torn) last line and parse the last complete one.
@@ -49,8 +37,6 @@ function mirrorTail(file: string): { seq: number; validBytes: number } {
       }
     }
     return { seq: 0, validBytes: 0 };
-  } finally {
-    closeSync(fd);
   }
 }
 
@@ -59,38 +45,64 @@ function mirrorTail(file: string): { seq: number; validBytes: number } {
  * line is cut, missing events are appended, a mirror that cannot be read is rewritten whole.
  * Returns the run ids it touched.
  */
-export function repairMirrors(ledger: Ledger): string[] {
+export function repairMirrors(
+  ledger: Ledger,
+  onRefused: (runId: string, message: string) => void = () => undefined,
+): string[] {
   const repaired: string[] = [];
   for (const run of ledger.runs()) {
     if (run.source !== 'executed' || run.head_seq === 0) continue;
-    const dir = path.join(ledger.folder, run.run_id);
-    const file = path.join(dir, 'events.jsonl');
-    const tail = mirrorTail(file);
-    if (tail.seq === run.head_seq) continue;
-    mkdirSync(dir, { recursive: true });
-    let from = tail.seq + 1;
-    if (tail.seq < 0 || tail.seq > run.head_seq) {
-      from = 1;
-      tail.validBytes = 0;
-    }
-    const fd = openSync(file, existsSync(file) ? 'r+' : 'w');
+    let fd: number;
     try {
+      // Confined: a run folder that is a link (a shared or unpacked folder) is left alone.
+      mkdirConfined(ledger.folder, run.run_id, 'run folder');
+      fd = openConfined(
+        ledger.folder,
+        [run.run_id, 'events.jsonl'],
+        constants.O_RDWR | constants.O_CREAT,
+        'mirror',
+      );
+    } catch (e) {
+      onRefused(run.run_id, (e as Error).message);
+      continue;
+    }
+    try {
+      const tail = mirrorTail(fd);
+      if (tail.seq === run.head_seq) continue;
+      let from = tail.seq + 1;
+      if (tail.seq < 0 || tail.seq > run.head_seq) {
+        from = 1;
+        tail.validBytes = 0;
+      }
       ftruncateSync(fd, tail.validBytes);
+      let pos = tail.validBytes;
+      let chunk: string[] = [];
+      const flush = () => {
+        const buf = Buffer.from(chunk.join(''));
+        writeAll(fd, buf, pos);
+        pos += buf.length;
+        chunk = [];
+      };
+      for (const e of ledger.iterate(run.run_id, { from })) {
+        chunk.push(toJsonLine(e) + '\n');
+        if (chunk.length >= 10_000) flush();
+      }
+      if (chunk.length) flush();
+      repaired.push(run.run_id);
     } finally {
       closeSync(fd);
     }
-    let chunk: string[] = [];
-    for (const e of ledger.iterate(run.run_id, { from })) {
-      chunk.push(toJsonLine(e) + '\n');
-      if (chunk.length >= 10_000) {
-        appendFileSync(file, chunk.join(''));
-        chunk = [];
-      }
-    }
-    if (chunk.length) appendFileSync(file, chunk.join(''));
-    repaired.push(run.run_id);
   }
   return repaired;
+}
+
+function writeAll(fd: number, buf: Buffer, position: number): void {
+  for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off, buf.length - off, position + off);
+}
+
+/** The mirror's path, refused (forbidden_path) when the run folder or the file is a link. */
+export function mirrorPath(folder: string, runId: string): string {
+  return confine(folder, [runId, 'events.jsonl'], 'mirror');
 }
 
 /**
@@ -101,14 +113,25 @@ export function repairMirrors(ledger: Ledger): string[] {
  */
 export class MirrorAppender {
   private fd: number | null = null;
-  constructor(private readonly file: string) {}
+  /** Throws forbidden_path at once when the run folder or its mirror is a link. */
+  constructor(
+    private readonly folder: string,
+    private readonly runId: string,
+  ) {
+    mirrorPath(folder, runId);
+  }
 
   append(lines: readonly string[]): void {
     if (lines.length === 0) return;
     try {
       if (this.fd === null) {
-        mkdirSync(path.dirname(this.file), { recursive: true });
-        this.fd = openSync(this.file, 'a');
+        mkdirConfined(this.folder, this.runId, 'run folder');
+        this.fd = openConfined(
+          this.folder,
+          [this.runId, 'events.jsonl'],
+          constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT,
+          'mirror',
+        );
       }
       writeSync(this.fd, lines.join(''));
     } catch {

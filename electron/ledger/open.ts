@@ -5,6 +5,7 @@ import path from 'node:path';
 import { sha256Hex } from '../crypto';
 import { ProofloopError } from '../../shared/result';
 import { foreignLedgerFile, hasForeignLedger, isForeignFolder } from './foreign';
+import { confine, mkdirConfined } from '../fs/confine';
 import { migrations as allMigrations, type Migration } from './migrations';
 
 export type Db = Database.Database;
@@ -25,6 +26,17 @@ export function ledgerPath(folder: string): string {
   if (existsSync(path.join(folder, '.proofloop'))) return path.join(folder, '.proofloop', 'ledger.db');
   if (hasForeignLedger(folder) || isForeignFolder(folder)) return foreignLedgerFile(folder);
   return path.join(folder, '.proofloop', 'ledger.db');
+}
+
+/** The ledger's file, its `.proofloop` folder made if needed; refused when either is a link. */
+export function confinedLedgerPath(folder: string): string {
+  const file = ledgerPath(folder);
+  // Another program's folder: the ledger is in ProofLoop's own data directory, nothing is made here.
+  if (file !== path.join(folder, '.proofloop', 'ledger.db')) return file;
+  // The folder itself is the caller's choice, made if missing as before; below it, no link.
+  mkdirSync(folder, { recursive: true });
+  mkdirConfined(folder, '.proofloop', 'ledger folder');
+  return confine(folder, ['.proofloop', 'ledger.db'], 'ledger');
 }
 
 /** Opens (creating if needed) a ledger database with the durability settings of DESIGN.md. */

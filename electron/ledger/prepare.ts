@@ -30,16 +30,33 @@ export function checkShape(item: NewEvent): void {
   }
 }
 
+/**
+ * The largest payload one event may carry, as canonical JSON. An event is a record, not a file:
+ * whole outputs and file contents are artifacts (`<run>/artifacts/<sha256>`, as the runner stores
+ * tool outputs), referenced from the event by digest with a bounded excerpt.
+ */
+export const MAX_PAYLOAD_BYTES = 1 << 20;
+
 /** The payload's RFC 8785 text; a payload without one (a NaN, a cycle, a BigInt) is bad_args. */
 export function canonicalPayload(item: NewEvent): string {
   // Important: before canonical JSON and the redactor, which recurse into the payload.
   if (depthOverValue(item.payload))
     throw new ProofloopError('bad_args', `payload of ${item.kind} nests deeper than ${MAX_DEPTH} levels`);
+  let json: string;
   try {
-    return canonicalJson(item.payload);
+    json = canonicalJson(item.payload);
   } catch (e) {
     throw new ProofloopError('bad_args', `payload of ${item.kind}: ${(e as Error).message}`);
   }
+  // length counts UTF-16 units, at most 3 UTF-8 bytes each: byteLength only when it may be over.
+  if (json.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(json) > MAX_PAYLOAD_BYTES) {
+    throw new ProofloopError(
+      'too_large',
+      `payload of ${item.kind} is ${Buffer.byteLength(json)} bytes of canonical JSON, over the ${MAX_PAYLOAD_BYTES}-byte limit of one event: ` +
+        'store large content as an artifact and reference it by digest',
+    );
+  }
+  return json;
 }
 
 /**

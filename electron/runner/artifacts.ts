@@ -1,14 +1,6 @@
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, constants, fsyncSync, lstatSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { confine, mkdirConfined, openConfined, readConfined } from '../fs/confine';
 import { HASH_RE } from '../../shared/protocol/chain';
 import { redactCredentials } from '../../shared/redact';
 import { sha256Bytes } from '../crypto';
@@ -39,6 +31,13 @@ export interface ArtifactRef {
 export const artifactsDir = (runDir: string): string => path.join(runDir, 'artifacts');
 
 /**
+ * `runDir` is `<folder>/<run_id>` (a run id holds no separator): the artifact's path segments under
+ * the folder, which is what confinement is relative to.
+ */
+const place = (runDir: string, ...rest: string[]) =>
+  [path.dirname(runDir), [path.basename(runDir), 'artifacts', ...rest]] as const;
+
+/**
  * Stores content once, content-addressed, readable by the owner only: `<run>/artifacts/<sha256>`.
  * The content passes the redaction engine first, so a secret never reaches the disk; the digest is
  * of what is stored. Written to a temporary file and renamed, so a crash never leaves a torn one.
@@ -47,12 +46,18 @@ export function storeArtifact(runDir: string, content: string): ArtifactRef & { 
   const { text, hits } = redactText(content);
   const data = Buffer.from(text, 'utf8');
   const digest = sha256Bytes(data);
-  const dir = artifactsDir(runDir);
-  const file = path.join(dir, digest);
-  if (!existsSync(file)) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const tmp = `${file}.${process.pid}.tmp`;
-    const fd = openSync(tmp, 'w', 0o600);
+  const [folder, segs] = place(runDir, digest);
+  const file = confine(folder, segs, 'artifact');
+  if (!lstatSync(file, { throwIfNoEntry: false })) {
+    mkdirConfined(folder, segs.slice(0, -1), 'artifacts folder');
+    const [, tmpSegs] = place(runDir, `${digest}.${process.pid}.tmp`);
+    const tmp = confine(folder, tmpSegs, 'artifact');
+    const fd = openConfined(
+      folder,
+      tmpSegs,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC,
+      'artifact',
+    );
     try {
       writeSync(fd, data);
       fsyncSync(fd);
@@ -64,13 +69,19 @@ export function storeArtifact(runDir: string, content: string): ArtifactRef & { 
   return { digest, bytes: data.length, redacted: hits > 0, text };
 }
 
-/** An artifact's text, or null when it is missing or does not match its digest. */
+/**
+ * An artifact's text, or null when it is missing or does not match its digest. A link at the run
+ * folder, `artifacts` or the file is refused with forbidden_path, never followed.
+ */
 export function readArtifact(runDir: string, digest: string): string | null {
   if (!HASH_RE.test(digest)) return null;
+  const [folder, segs] = place(runDir, digest);
+  let data: Buffer;
   try {
-    const data = readFileSync(path.join(artifactsDir(runDir), digest));
-    return sha256Bytes(data) === digest ? data.toString('utf8') : null;
-  } catch {
+    data = readConfined(folder, segs, 'artifact');
+  } catch (e) {
+    if ((e as { code?: string }).code === 'forbidden_path') throw e;
     return null;
   }
+  return sha256Bytes(data) === digest ? data.toString('utf8') : null;
 }

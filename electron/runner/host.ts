@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { confine as confinePath, mkdirConfined } from '../fs/confine';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createTwoFilesPatch } from 'diff';
@@ -524,10 +525,11 @@ export class RunHost {
 
   /** Copies the task's workspace into the run (atomically: a crash leaves no half-copied workspace). */
   private prepareWorkspace(runId: string, loaded: LoadedTask): string {
-    const dir = this.runDir(runId);
-    const ws = path.join(dir, 'workspace');
-    const tmp = path.join(dir, 'workspace.partial');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // Confined: with <run> or <run>/workspace a link, the removal and copy would happen outside.
+    const folder = this.ledger.folder;
+    mkdirConfined(folder, runId, 'run folder');
+    const ws = confinePath(folder, [runId, 'workspace'], 'workspace');
+    const tmp = confinePath(folder, [runId, 'workspace.partial'], 'workspace');
     rmSync(tmp, { recursive: true, force: true });
     rmSync(ws, { recursive: true, force: true });
     cpSync(loaded.workspace, tmp, { recursive: true, verbatimSymlinks: true });
@@ -689,7 +691,7 @@ export class RunHost {
     }
     const loaded = loadTask(this.opts.tasksDir, settings.task_id);
     // Takes over a lock left by a dead process; a live writer makes this fail with `conflict`.
-    const writer = this.ledger.writer(runId, { label: 'runner resume', create: false });
+    const writer = this.ledger.writer(runId, { label: 'runner resume', create: false, resume: true });
     let session: Session | null = null;
     const done = this.guard(
       writer,
@@ -703,7 +705,7 @@ export class RunHost {
           return;
         }
         const runDir = this.runDir(runId);
-        const ws = realpathSync(path.join(runDir, 'workspace'));
+        const ws = realpathSync(confinePath(this.ledger.folder, [runId, 'workspace'], 'workspace'));
         const s = new Session(writer, runDir, ws, loaded, r.wallUsed);
         session = s;
         s.restore(r);

@@ -1,5 +1,5 @@
 import { bundleRunInfo, exportBundle, openBundle, previewBundle, verifyBundle } from '../bundle';
-import { resolveInside } from '../fs/paths';
+import { confineRequested } from '../fs/confine';
 import type { ServiceContext } from './context';
 import type { Handler as H } from './handler';
 
@@ -8,7 +8,7 @@ export function bundleHandlers(ctx: ServiceContext) {
   const preview: H<'bundle.preview'> = ({ run_ids, profile }) =>
     previewBundle(ctx.ledger(), run_ids, profile);
   const exp: H<'bundle.export'> = async ({ run_ids, out, profile, sign, force }) => {
-    const file = resolveInside(ctx.folder(), out, 'out');
+    const file = confineRequested(ctx.folder(), out, 'out');
     const r = await exportBundle(ctx.ledger(), { runIds: run_ids, out: file, profile, sign, force });
     const m = r.manifest;
     return {
@@ -32,11 +32,11 @@ export function bundleHandlers(ctx: ServiceContext) {
     };
   };
   const verify: H<'bundle.verify'> = ({ file, key }) =>
-    verifyBundle(resolveInside(ctx.folder(), file, 'file'), {
-      key: key ? resolveInside(ctx.folder(), key, 'key') : undefined,
+    verifyBundle(confineRequested(ctx.folder(), file, 'file'), {
+      key: key ? confineRequested(ctx.folder(), key, 'key') : undefined,
     });
   const open: H<'bundle.open'> = async ({ file }) => {
-    const r = await openBundle(ctx.ledger(), resolveInside(ctx.folder(), file, 'file'));
+    const r = await openBundle(ctx.ledger(), confineRequested(ctx.folder(), file, 'file'));
     ctx.emit('runs.changed', { run_ids: r.run_ids });
     return { run_ids: r.run_ids, verdict: r.verdict };
   };

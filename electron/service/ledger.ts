@@ -79,6 +79,22 @@ export function ledgerHandlers(ctx: ServiceContext) {
   };
 }
 
+/**
+ * events.append from the renderer: an annotation on a run that exists (never a new run), through
+ * a writer the ledger lets append event_annotated only (ledger/terminal.ts).
+ */
+export function annotateHandler(ctx: ServiceContext): H<'events.append'> {
+  return ({ run_id, kind, payload, v }) => {
+    requireRun(ctx, run_id);
+    const w = ctx.ledger().writer(run_id, { label: 'annotation', create: false, annotateOnly: true });
+    try {
+      return w.append(kind, payload, { v });
+    } finally {
+      w.close();
+    }
+  };
+}
+
 /** A folder argument must name an existing directory. */
 export function checkFolder(folder: string): string {
   const abs = path.resolve(folder);

@@ -3,7 +3,7 @@ import { loadCatalog } from '../runner/catalog';
 import { RunHost, type RunResult } from '../runner/host';
 import type { ServiceContext } from './context';
 import { readArtifact } from '../runner/artifacts';
-import { resolveInside } from '../fs/paths';
+import { confine } from '../fs/confine';
 import type { Handler as H } from './handler';
 import { requireRun } from './ledger';
 
@@ -86,8 +86,8 @@ export function runnerHandlers(ctx: ServiceContext) {
   const artifact: H<'artifact.read'> = ({ run_id, digest }) => {
     requireRun(ctx, run_id);
     const hex = digest.replace(/^sha256:/, '');
-    // The path is built from checked parts and still confined: a run folder may hold a link.
-    const runDir = resolveInside(ctx.folder(), run_id, 'run folder');
+    // Confined: a run folder, its artifacts folder or the file may be a link (refused, not followed).
+    const runDir = confine(ctx.folder(), run_id, 'run folder');
     const text = readArtifact(runDir, hex);
     if (text === null)
       throw new ProofloopError(

@@ -8,6 +8,7 @@ import {
   type PushName,
   type PushOf,
 } from '../../shared/api/contract';
+import { onRendererSurface, RENDERER_APPEND_KINDS } from '../../shared/api/surface';
 import { err, ProofloopError, type Result } from '../../shared/result';
 import { Ledger, repairMirrors } from '../ledger';
 import { ingestFile, ingestFolder } from '../ingest';
@@ -15,7 +16,7 @@ import { builtinTasksDir } from '../paths';
 import type { ServiceContext } from './context';
 import type { Handlers } from './handler';
 import { bundleHandlers } from './bundle';
-import { checkFolder, ledgerHandlers } from './ledger';
+import { annotateHandler, checkFolder, ledgerHandlers } from './ledger';
 import { runnerHandlers } from './runner';
 import { stateHandlers } from './state';
 import { watchFolder } from './watch';
@@ -31,10 +32,15 @@ export interface ServiceOptions {
 }
 
 /**
- * Who is calling. The renderer is untrusted: it may only open folders that a local caller (the
- * CLI, a native dialog, a menu, a drop on the window) opened or trusted first.
+ * Who is calling. The renderer is untrusted: it reaches only the methods of its surface
+ * (shared/api/surface.ts), appends only annotations, and may only open folders that a local caller
+ * (the CLI, a native dialog, a menu, a drop on the window) opened or trusted first.
  */
 export type CallOrigin = 'local' | 'renderer';
+
+/** A caller's string as it appears in an error: bounded, so a huge argument is not echoed back. */
+const shorten = (s: string, max = 120): string =>
+  s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s;
 
 function describeIssues(error: z.ZodError): string {
   return error.issues
@@ -51,6 +57,8 @@ export class ProofloopService {
   private info: z.output<(typeof contract)['folder.open']['result']> | null = null;
   private readonly pushes = new EventEmitter();
   private readonly handlers: Handlers;
+  /** events.append as the renderer has it: event_annotated on an existing run, nothing else. */
+  private readonly annotate: Handlers['events.append'];
   private readonly trusted = new Set<string>();
   private readonly recent: string[] = [];
   private readonly detach: (() => void)[] = [];
@@ -78,6 +86,7 @@ export class ProofloopService {
       ...runnerHandlers(ctx),
       ...stateHandlers(() => ctx.ledger()),
     };
+    this.annotate = annotateHandler(ctx);
   }
 
   /** Opens a runs folder: its ledger, mirror repair, then import of JSONL runs written by others. */
@@ -188,11 +197,23 @@ export class ProofloopService {
 
   /** Validates `rawArgs` against the contract, runs the handler, and never throws. */
   async call(method: string, rawArgs: unknown, origin: CallOrigin = 'local'): Promise<Result<unknown>> {
-    if (!isMethodName(method)) return err('bad_args', `unknown method "${method}"`);
+    if (!isMethodName(method)) return err('bad_args', `unknown method "${shorten(method)}"`);
+    if (origin === 'renderer' && !onRendererSurface(method)) {
+      return err('forbidden', `${method} is not available to the window: use the proofloop CLI`);
+    }
     const spec = contract[method];
     const parsed = spec.args.safeParse(rawArgs ?? {});
     if (!parsed.success) {
       return err('bad_args', `${method}: ${describeIssues(parsed.error)}`);
+    }
+    if (origin === 'renderer' && method === 'events.append') {
+      const kind = (parsed.data as { kind: string }).kind;
+      if (!RENDERER_APPEND_KINDS.has(kind)) {
+        return err(
+          'forbidden',
+          `events.append: the window may append only event_annotated; ${kind} is written by the host`,
+        );
+      }
     }
     if (origin === 'renderer' && method === 'folder.open') {
       const wanted = path.resolve((parsed.data as { folder?: string }).folder ?? '');
@@ -204,7 +225,9 @@ export class ProofloopService {
       }
     }
     try {
-      const handler = this.handlers[method] as (a: unknown) => unknown;
+      const handler = (
+        origin === 'renderer' && method === 'events.append' ? this.annotate : this.handlers[method]
+      ) as (a: unknown) => unknown;
       return { ok: true, value: await handler(parsed.data) };
     } catch (e) {
       if (e instanceof ProofloopError) return err(e.code, e.message);

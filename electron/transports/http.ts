@@ -46,20 +46,103 @@ function tokenMatches(expected: string, given: string | null | undefined): boole
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new Error(`request body over ${MAX_BODY} bytes`);
-    chunks.push(chunk as Buffer);
+/** A request refused before it reaches the service, with its HTTP status. */
+class Refused extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
- * Web mode: the renderer in any browser, against the same service. Loopback only, a per-launch
- * token on every API call, and a Host check so a DNS-rebound page cannot reach it.
+ * The body, refused with 413 from Content-Length before reading when it says too much, else once
+ * it passes the limit. The rest is drained (not read into memory) so the answer reaches the client.
+ */
+function readBody(req: IncomingMessage): Promise<string> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (declared > MAX_BODY) {
+    return Promise.reject(
+      new Refused(413, 'too_large', `request body of ${declared} bytes is over the ${MAX_BODY}-byte limit`),
+    );
+  }
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.resume();
+      chunks.length = 0;
+      reject(new Refused(413, 'too_large', `request body over the ${MAX_BODY}-byte limit`));
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** HTTP status of a failed Result: the caller's fault (4xx) but for the service's own. */
+const STATUS: Partial<Record<ErrorCode, number>> = {
+  internal: 500,
+  unauthorized: 401,
+  forbidden: 403,
+  too_large: 413,
+};
+
+/**
+ * The path, decoded; a malformed escape (`/%`, `/%E0%A4%A`) is a 400 before anything else looks
+ * at the request.
+ */
+function decodedPath(req: IncomingMessage): string {
+  const raw = (req.url ?? '/').split('?')[0]!;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new Refused(400, 'bad_args', 'malformed URL: a percent escape does not decode');
+  }
+}
+
+/**
+ * Cross-site requests are refused: a page elsewhere that has the token (leaked, or guessed from
+ * history) must not drive the API from the user's browser. Browsers send `Sec-Fetch-Site` and
+ * `Origin` on such requests; a same-origin page sends `same-origin` (or no Origin at all).
+ */
+function checkSite(req: IncomingMessage, origins: readonly string[]): void {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    throw new Refused(403, 'unauthorized', `cross-site request refused (Sec-Fetch-Site: ${String(site)})`);
+  }
+  const origin = req.headers.origin;
+  if (origin !== undefined && !origins.includes(origin)) {
+    throw new Refused(
+      403,
+      'unauthorized',
+      `Origin "${origin.slice(0, 200)}" refused: only the page web mode serves may call the API`,
+    );
+  }
+}
+
+/** Calls carry JSON, declared as such: a `text/plain` or form POST (no CORS preflight) is refused. */
+function checkJson(req: IncomingMessage): void {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') {
+    throw new Refused(
+      415,
+      'bad_args',
+      `API calls send Content-Type: application/json (got "${type.slice(0, 100) || 'none'}")`,
+    );
+  }
+}
+
+/**
+ * Web mode: the renderer in any browser, against the same service, as the renderer (its surface
+ * only). Loopback only; a Host check so a DNS-rebound page cannot reach it; Origin and
+ * Sec-Fetch-Site checked; the per-launch token in the `x-proofloop-token` header on every call
+ * (only the push stream, which EventSource opens without headers, takes it in `?token=`).
  */
 export async function startWebServer(
   service: ProofloopService,
@@ -71,47 +154,67 @@ export async function startWebServer(
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((e: Error) => {
-      if (!res.headersSent) fail(res, 500, 'internal', e.message);
-      else res.end();
+      if (res.headersSent) res.end();
+      else if (e instanceof Refused) {
+        // A refused body is not read further: this connection is not reused.
+        if (e.status === 413) res.setHeader('connection', 'close');
+        fail(res, e.status, e.code, e.message);
+      } else fail(res, 500, 'internal', e.message);
     });
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const pathname = decodedPath(req);
     const host = req.headers.host ?? '';
     if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) {
-      fail(res, 403, 'unauthorized', `Host "${host}" refused: web mode answers on 127.0.0.1:${port} only`);
+      fail(
+        res,
+        403,
+        'unauthorized',
+        `Host "${host.slice(0, 200)}" refused: web mode answers on 127.0.0.1:${port} only`,
+      );
       return;
     }
-    const url = new URL(req.url ?? '/', `http://${host}`);
-    if (url.pathname.startsWith('/api/')) {
-      const given = (req.headers['x-proofloop-token'] as string | undefined) ?? url.searchParams.get('token');
+    if (pathname.startsWith('/api/')) {
+      checkSite(req, [`http://127.0.0.1:${port}`, `http://localhost:${port}`]);
+      const stream = pathname === '/api/events' && req.method === 'GET';
+      const query = new URL(req.url ?? '/', 'http://x').searchParams.get('token');
+      const given = (req.headers['x-proofloop-token'] as string | undefined) ?? (stream ? query : null);
       if (!tokenMatches(token, given)) {
-        fail(res, 401, 'unauthorized', 'missing or wrong token: use the URL printed by `proofloop serve`');
+        fail(
+          res,
+          401,
+          'unauthorized',
+          query !== null && !stream
+            ? 'the token goes in the x-proofloop-token header, not the URL'
+            : 'missing or wrong token: use the URL printed by `proofloop serve`',
+        );
         return;
       }
-      if (url.pathname === '/api/events' && req.method === 'GET') return sse(req, res);
-      const name = decodeURIComponent(url.pathname.slice('/api/'.length));
+      if (stream) return sse(req, res);
+      const name = pathname.slice('/api/'.length);
       if (req.method !== 'POST') {
         fail(res, 405, 'bad_args', 'API calls are POST /api/<method> with JSON arguments');
         return;
       }
       if (!isMethodName(name)) {
-        fail(res, 404, 'bad_args', `unknown method "${name}"`);
+        fail(res, 404, 'bad_args', `unknown method "${name.slice(0, 120)}"`);
         return;
       }
+      checkJson(req);
       let args: unknown;
+      const body = await readBody(req);
       try {
-        const body = await readBody(req);
         args = body.trim() === '' ? {} : JSON.parse(body);
       } catch (e) {
         fail(res, 400, 'bad_args', `body of ${name}: ${(e as Error).message}`);
         return;
       }
       const result = await service.call(name, args, 'renderer');
-      send(res, result.ok ? 200 : result.error.code === 'internal' ? 500 : 400, result);
+      send(res, result.ok ? 200 : (STATUS[result.error.code] ?? 400), result);
       return;
     }
-    serveStatic(url.pathname, res);
+    serveStatic(pathname, res);
   }
 
   function sse(req: IncomingMessage, res: ServerResponse): void {
@@ -137,7 +240,7 @@ export async function startWebServer(
       fail(res, 404, 'not_found', 'no renderer build: run `npm run build`');
       return;
     }
-    const rel = pathname === '/' ? 'index.html' : decodeURIComponent(pathname).replace(/^\/+/, '');
+    const rel = pathname === '/' ? 'index.html' : pathname.replace(/^\/+/, '');
     const file = path.resolve(staticDir, rel);
     if (!isWithin(staticDir, file) || !existsSync(file) || !statSync(file).isFile()) {
       fail(res, 404, 'not_found', `${pathname} not found`);
@@ -147,6 +250,9 @@ export async function startWebServer(
       'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
       'content-security-policy': CSP,
       'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      // The page's first URL carries the token (in its fragment): never send it on as a referrer.
+      'referrer-policy': 'no-referrer',
       'cache-control': 'no-cache',
     });
     createReadStream(file).pipe(res);
@@ -160,7 +266,8 @@ export async function startWebServer(
   return {
     port,
     token,
-    url: `http://127.0.0.1:${port}/?token=${token}`,
+    // In the fragment: never sent to the server, kept out of logs; the page reads it and removes it.
+    url: `http://127.0.0.1:${port}/#token=${token}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,11 +1,11 @@
 import { ipcMain, type IpcMainInvokeEvent, type WebContents } from 'electron';
-import { METHOD_NAMES } from '../../shared/api/contract';
+import { RENDERER_METHODS } from '../../shared/api/surface';
 import type { ProofloopService } from '../service/service';
 import { handleIpcCall } from './ipc-call';
 import { CHANNEL_PREFIX, PUSH_CHANNEL } from './ipc-channels';
 
 /**
- * One `ipcMain.handle` per contract method. A call is answered only for the app's own window and
+ * One `ipcMain.handle` per method of the renderer's surface (no channel exists for the rest). A call is answered only for the app's own window and
  * top frame (never a foreign frame or a navigated page), and its arguments are validated by the
  * service against the contract.
  */
@@ -13,13 +13,13 @@ export function registerIpc(
   service: ProofloopService,
   isTrusted: (e: IpcMainInvokeEvent) => boolean,
 ): () => void {
-  for (const method of METHOD_NAMES) {
+  for (const method of RENDERER_METHODS) {
     ipcMain.handle(CHANNEL_PREFIX + method, (event, args: unknown) =>
       handleIpcCall(service, isTrusted, method, event, args),
     );
   }
   return () => {
-    for (const method of METHOD_NAMES) ipcMain.removeHandler(CHANNEL_PREFIX + method);
+    for (const method of RENDERER_METHODS) ipcMain.removeHandler(CHANNEL_PREFIX + method);
   };
 }
 

@@ -74,11 +74,34 @@ function httpClient(token: string, base = ''): ApiClient {
   };
 }
 
+/**
+ * The web-mode token from the page's first URL: in the fragment, alone (`#token=…`) or after a
+ * route (`#/run/x&token=…`), or `?token=…` from older launchers. Kept for this tab in
+ * sessionStorage and taken out of the address bar and history at once, so it is neither shown,
+ * bookmarked nor sent on; the route stays. Only the push stream carries it in a URL (EventSource
+ * sets no headers); calls send it in `x-proofloop-token`.
+ */
+function takeToken(): string {
+  const url = new URL(window.location.href);
+  const inHash = /(?:^#|&)token=([^&]*)/.exec(url.hash);
+  const fromQuery = url.searchParams.get('token');
+  const given = inHash ? decodeURIComponent(inHash[1]!) : fromQuery;
+  if (given !== null) {
+    url.searchParams.delete('token');
+    const rest = inHash ? url.hash.replace(inHash[0], inHash[0].startsWith('#') ? '#' : '') : url.hash;
+    window.history.replaceState(
+      window.history.state,
+      '',
+      url.pathname + url.search + (rest === '#' ? '' : rest),
+    );
+  }
+  const token = given ?? sessionStorage.getItem('proofloop.token') ?? '';
+  if (token) sessionStorage.setItem('proofloop.token', token);
+  return token;
+}
+
 /** Picks the transport at start: Electron's preload if present, else HTTP with the URL's token. */
 export function createClient(): ApiClient {
   if (window.proofloop) return ipcClient(window.proofloop);
-  const params = new URLSearchParams(window.location.search);
-  const token = params.get('token') ?? sessionStorage.getItem('proofloop.token') ?? '';
-  if (token) sessionStorage.setItem('proofloop.token', token);
-  return httpClient(token);
+  return httpClient(takeToken());
 }

@@ -72,7 +72,7 @@ const seq = z.number().int().positive();
 
 export const ledgerMethods = {
   'folder.open': method(
-    z.object({ folder: z.string().min(1).optional() }),
+    z.object({ folder: z.string().min(1).max(4096).optional() }),
     FolderInfoSchema,
     'Open a runs folder (the current one when omitted): repair mirrors, import JSONL runs.',
   ),
@@ -89,7 +89,7 @@ export const ledgerMethods = {
       run_id: RunId,
       from: seq.optional(),
       to: seq.optional(),
-      kinds: z.array(z.string()).max(64).optional(),
+      kinds: z.array(z.string().max(100)).max(64).optional(),
       limit: z.number().int().positive().max(100_000).optional(),
     }),
     z.object({ events: z.array(StoredEventSchema), head_seq: z.number().int() }),
@@ -109,9 +109,10 @@ export const ledgerMethods = {
   'events.append': method(
     z.object({
       run_id: RunId,
-      kind: z.string().min(1),
-      payload: z.record(z.string(), z.unknown()),
-      v: z.number().int().positive().optional(),
+      kind: z.string().min(1).max(100),
+      // Its size is bounded by the ledger (MAX_PAYLOAD_BYTES of canonical JSON): larger content is an artifact.
+      payload: z.record(z.string().max(1000), z.unknown()),
+      v: z.number().int().positive().max(65_535).optional(),
     }),
     StoredEventSchema,
     'Append one event to an executed run (created when new); the ledger assigns seq and chain.',

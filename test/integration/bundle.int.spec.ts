@@ -352,7 +352,7 @@ describe('export', () => {
     expect(readdirSync(dir).filter((f) => f.startsWith('leak.zip'))).toEqual([]);
   });
 
-  it('refuses to replace a file unless forced, and an unknown run', async () => {
+  it('refuses to replace a file unless forced (and then only an earlier bundle), and an unknown run', async () => {
     simpleRun(ledger, 'r1');
     const out = join(dir, 'x.zip');
     writeFileSync(out, 'keep me');
@@ -361,8 +361,15 @@ describe('export', () => {
     await expect(exportBundle(ledger, { runIds: ['nope'], out: join(dir, 'y.zip') })).rejects.toThrow(
       /no run "nope"/,
     );
-    await exportBundle(ledger, { runIds: ['r1'], out, force: true });
-    expect((await verifyBundle(out)).ok).toBe(true);
+    // force replaces only an earlier bundle, never another file.
+    await expect(exportBundle(ledger, { runIds: ['r1'], out, force: true })).rejects.toThrow(
+      /not an audit bundle/,
+    );
+    expect(readFileSync(out, 'utf8')).toBe('keep me');
+    const earlier = join(dir, 'earlier.zip');
+    await exportBundle(ledger, { runIds: ['r1'], out: earlier });
+    await exportBundle(ledger, { runIds: ['r1'], out: earlier, force: true });
+    expect((await verifyBundle(earlier)).ok).toBe(true);
   });
 
   it('creates the signing key on first use, readable by the owner only', async () => {

@@ -45,7 +45,11 @@ describe('transports refuse what they must', () => {
   const outside = freshFolder();
   let service: ProofloopService;
   let server: WebServer;
-  const auth = () => ({ 'x-proofloop-token': server.token, host: `127.0.0.1:${server.port}` });
+  const auth = () => ({
+    'x-proofloop-token': server.token,
+    host: `127.0.0.1:${server.port}`,
+    'content-type': 'application/json',
+  });
 
   beforeAll(async () => {
     const ledger = Ledger.open(f.dir);

@@ -27,13 +27,37 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       svc.keepLive();
       const server = await startWebServer(svc, { port: o.port, staticDir: rendererDir() });
       ctx.print(
-        { url: server.url, port: server.port, folder: svc.ctx.folder() },
+        { url: server.url, port: server.port, token: server.token, folder: svc.ctx.folder() },
         () => `ProofLoop web mode for ${svc.ctx.folder()}\nopen ${server.url}\n(Ctrl-C to stop)`,
       );
-      await new Promise<void>((resolve) => {
-        const stop = () => void server.close().then(resolve);
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+      await untilSignal(async () => {
+        await server.close();
+        // The watcher, the snapshot worker, the append helper and the ledger: nothing left to hold the process.
+        svc.closeFolder();
       });
     });
+}
+
+/** How long a shutdown may take before the process ends anyway (the signal was meant). */
+const SHUTDOWN_GRACE_MS = 800;
+
+/**
+ * Resolves after the first SIGINT or SIGTERM once `close` has run. Should a handle still hold the
+ * process after the grace period (a tool process of a run that was going on), it exits regardless;
+ * a second signal exits at once.
+ */
+function untilSignal(close: () => Promise<void>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      process.once(signal, () => process.exit(130));
+      setTimeout(() => process.exit(process.exitCode ?? 0), SHUTDOWN_GRACE_MS).unref();
+      void close()
+        .catch((e: Error) => process.stderr.write(`proofloop: while stopping: ${e.message}\n`))
+        .finally(resolve);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
 }

@@ -14,7 +14,8 @@ export class AppPage {
   ) {}
 
   async open(hash = ''): Promise<void> {
-    await this.page.goto(this.server.url + hash);
+    // The token rides in the fragment after the route (the page takes it out at once).
+    await this.page.goto(`${this.server.base}/${hash || '#'}${hash ? '&' : ''}token=${this.server.token}`);
     await expect(this.page.getByTestId('run-list')).toBeAttached();
   }
 

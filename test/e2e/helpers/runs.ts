@@ -1,4 +1,4 @@
-import type { Served } from './server';
+import { appendWithCli, type Served } from './server';
 
 export interface EventSpec {
   kind: string;
@@ -88,10 +88,13 @@ export const DEMO_DENIAL_SEQ = 12;
 export const DEMO_VERDICT_SEQ = 17;
 export const DEMO_PATCH_SEQ = 9;
 
-/** Appends events through the API (one process owns the ledger, so pushes reach the page). */
+/**
+ * Appends events as an agent would, with `proofloop append --stdin` in its own process: the window's
+ * API appends annotations only. The server notices the new events (its poll of the runs table) and
+ * pushes them to the page.
+ */
 export async function appendRun(server: Served, runId: string, events: EventSpec[]): Promise<void> {
-  for (const e of events)
-    await server.call('events.append', { run_id: runId, kind: e.kind, payload: e.payload });
+  await appendWithCli(server.folder, runId, events);
 }
 
 /** `n` filler events after a run_started, for scrolling and paging. */

@@ -6,6 +6,8 @@ export const repoRoot = path.resolve(import.meta.dirname, '../../..');
 
 export interface Served {
   url: string;
+  /** `http://127.0.0.1:<port>`, without the token. */
+  base: string;
   port: number;
   token: string;
   folder: string;
@@ -44,6 +46,37 @@ export function cli(
   });
 }
 
+/** `proofloop --folder <folder> append <run> --stdin`, one line per event; rejects unless it exits 0. */
+export function appendWithCli(
+  folder: string,
+  runId: string,
+  events: { kind: string; payload: Record<string, unknown> }[],
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(repoRoot, 'electron/cli/main.ts'),
+        '--folder',
+        folder,
+        'append',
+        runId,
+        '--stdin',
+      ],
+      { cwd: repoRoot, stdio: ['pipe', 'ignore', 'pipe'] },
+    );
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`append ${runId} exited with ${code}: ${err}`)),
+    );
+    child.stdin!.end(events.map((e) => JSON.stringify(e) + '\n').join(''));
+  });
+}
+
 /** Spawns `proofloop serve <folder> --json`, reads its URL from stdout. */
 export async function serve(folder: string): Promise<Served> {
   const child: ChildProcess = spawn(
@@ -74,7 +107,7 @@ export async function serve(folder: string): Promise<Served> {
       reject(new Error(`serve exited with ${code}\n${out}\n${err}`));
     });
   });
-  const token = new URL(info.url).searchParams.get('token') ?? '';
+  const token = new URLSearchParams(new URL(info.url).hash.slice(1)).get('token') ?? '';
   const base = `http://127.0.0.1:${info.port}`;
   const callRaw: Served['callRaw'] = async (method, args = {}) => {
     const res = await fetch(`${base}/api/${method}`, {
@@ -86,6 +119,7 @@ export async function serve(folder: string): Promise<Served> {
   };
   return {
     url: info.url,
+    base,
     port: info.port,
     token,
     folder,

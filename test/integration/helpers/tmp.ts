@@ -47,12 +47,19 @@ export interface ChildRun {
 export function runTs(
   file: string,
   args: string[],
-  opts: { onLine?: (line: string) => void; env?: NodeJS.ProcessEnv; stdin?: boolean } = {},
+  opts: {
+    onLine?: (line: string) => void;
+    env?: NodeJS.ProcessEnv;
+    stdin?: boolean;
+    detached?: boolean;
+  } = {},
 ) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(repoRoot, file), ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...opts.env },
     stdio: 'pipe',
+    // Its own process group: a test can then find whatever the child left behind.
+    detached: opts.detached ?? false,
   });
   // Without `stdin`, the child reads end-of-file at once, as from /dev/null.
   if (!opts.stdin) child.stdin.end();

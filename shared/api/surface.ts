@@ -1,0 +1,37 @@
+import type { MethodName } from './contract';
+
+/**
+ * The renderer's surface: the methods the UI calls (grep renderer/ for them), and nothing else.
+ * The renderer is untrusted (a compromised page, a leaked web-mode token): IPC registers, the
+ * preload exposes and HTTP answers only these; the CLI and the main process (local callers) have
+ * the whole contract. `events.append` is here for annotations only: from the renderer the service
+ * accepts `event_annotated` on an existing run and refuses every kind only the host writes.
+ */
+export const RENDERER_METHODS = [
+  'folder.open',
+  'folder.current',
+  'runs.list',
+  'run.get',
+  'run.findings',
+  'events.read',
+  'events.search',
+  'events.append',
+  'artifact.read',
+  'tasks.list',
+  'run.start',
+  'run.rerun',
+  'run.replay',
+  'state.at',
+  'state.changes',
+  'runs.diff',
+  'bundle.preview',
+  'bundle.export',
+  'bundle.verify',
+  'bundle.open',
+] as const satisfies readonly MethodName[];
+
+const renderer: ReadonlySet<string> = new Set(RENDERER_METHODS);
+export const onRendererSurface = (method: string): boolean => renderer.has(method);
+
+/** The one kind the renderer may append: a person's note on an event. */
+export const RENDERER_APPEND_KINDS: ReadonlySet<string> = new Set(['event_annotated']);
