@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../workers';
-import type { LineResult } from './block';
+import { parseBlock, type LineResult } from './block';
 import { readBlocks, type ReadOptions } from './lines';
 import { parsedBlocks, type ParsedBlock } from './source';
 import { unpackResults, type PackedBlock } from './transfer';
@@ -15,20 +15,28 @@ import { unpackResults, type PackedBlock } from './transfer';
  */
 const PARALLEL_MIN = 8 << 20;
 /**
- * Blocks (~3,000 lines each) handed to the workers ahead of the one the main thread is on. While
- * the main thread commits a chunk (10,000 rows, tens of ms) it posts nothing, so the workers need
- * more than a chunk queued not to go idle: profiles at 4 showed both sides idle a third of the time;
- * on 300,000 events 16 imported ~8% faster than 8 (three alternating runs), and 32 no faster than 16.
- * At most ~16 MiB of blocks and their results wait at once.
+ * Blocks handed to the workers ahead of the one the main thread is on. While the main thread
+ * commits a chunk (10,000 rows, tens of ms) it posts nothing, so the workers need more than a chunk
+ * queued not to go idle: profiles with 4 blocks of 1 MiB in flight showed both sides idle a third of
+ * the time; on 300,000 events 16 imported ~8% faster than 8, and 32 no faster than 16.
  */
 const IN_FLIGHT = 16;
 /**
- * A parse worker's young generation. A block's ~3,000 parsed lines live until the block is packed,
- * so with V8's default (16 MiB semi-spaces) many survive a scavenge and are copied, then promoted:
- * garbage collection took ~23% of the worker's time. Measured on the worker's own loop: 7.4–7.8
- * µs a line with 128 MiB semi-spaces against 9.5–10 µs with the default.
+ * The blocks parallel import reads (~750 lines each): a quarter of the reader's default, so the
+ * same 16 in flight hold 4 MiB, not 16, and a worker's parsed lines die young.
  */
-const YOUNG_MB = 384;
+const PARALLEL_BLOCK = 256 << 10;
+/**
+ * A parse worker's heap. Bounded so that `proofloop open` stays under 300 MB whatever the file's
+ * size: 1,000,000 events peaked at 592 MB RSS with 384 MiB young generations and 1 MiB blocks, and at
+ * 274 MB with these limits and PARALLEL_BLOCK (one run each under load; /usr/bin/time -v). The
+ * earlier large young generation bought ~20% in the worker's own loop (7.4–7.8 µs a line against
+ * 9.5–10 µs with V8's default), measured on a quiet machine; npm run bench -- open measures the
+ * whole process.
+ */
+const WORKER_HEAP = { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 48 };
+/** Blocks larger than this (a line of MiBs) are parsed in the main thread, not in a bounded worker. */
+const WORKER_MAX_BLOCK = 2 << 20;
 
 interface Pool {
   parse(buf: Buffer, fmt: string | null): Promise<LineResult[]>;
@@ -44,7 +52,7 @@ function startPool(): Pool | null {
   let broken: Error | null = null;
   for (let i = 0; i < n; i++) {
     const w = startWorker(import.meta.url, './worker.ts', './ingest-worker.js', {
-      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB },
+      resourceLimits: WORKER_HEAP,
     });
     if (!w) break;
     w.on('message', (m: { id: number; packed: PackedBlock }) => {
@@ -96,13 +104,16 @@ async function* parallelBlocks(file: string, start: number, opts: ReadOptions): 
   // A pool per large file: started in well under a second, and closed so no worker outlives it.
   try {
     const queue: Promise<ParsedBlock>[] = [];
-    for await (const b of readBlocks(file, start, opts)) {
+    for await (const b of readBlocks(file, start, { ...opts, blockSize: opts.blockSize ?? PARALLEL_BLOCK })) {
+      const lines = (results: LineResult[]): ParsedBlock =>
+        b.t === 'lines' ? { t: 'lines', start: b.start, end: b.end, lines: b.lines, results } : b;
+      // A block holding a line of many MiB is parsed here: a worker's bounded heap is for ordinary lines.
       const pending: Promise<ParsedBlock> =
-        b.t === 'lines'
-          ? p
-              .parse(b.buf, opts.fmt ?? null)
-              .then((results) => ({ t: 'lines', start: b.start, end: b.end, lines: b.lines, results }))
-          : Promise.resolve(b);
+        b.t !== 'lines'
+          ? Promise.resolve(b)
+          : b.buf.length > WORKER_MAX_BLOCK
+            ? Promise.resolve(lines(parseBlock(b.buf, opts.fmt ?? null)))
+            : p.parse(b.buf, opts.fmt ?? null).then(lines);
       pending.catch(() => undefined); // rejections are seen where the queue is awaited
       queue.push(pending);
       if (queue.length >= IN_FLIGHT) yield await queue.shift()!;
