@@ -279,17 +279,26 @@ export class Ledger implements LedgerReader {
     if (r.changes === 0) throw new ProofloopError('conflict', `run ${runId} already exists`);
   }
 
-  /** Opens the single writer of an executed run; a second writer, in any process, gets a clear error. */
-  writer(runId: string, opts: { label?: string; create?: CreateRunOptions | false } = {}): RunWriter {
+  /**
+   * Opens the single writer of an executed run; a second writer, in any process, gets a clear error.
+   * `live` names the format of a read-only run that a live receiver chains as it arrives (the OTLP
+   * receiver's runs): only such a writer may continue it, and it keeps no JSONL mirror (a mirror
+   * of a non-executed run would be imported again as a run of its own).
+   */
+  writer(
+    runId: string,
+    opts: { label?: string; create?: CreateRunOptions | false; live?: RunFormat } = {},
+  ): RunWriter {
     const existing = this.run(runId);
+    const source = existing?.source ?? (opts.create ? opts.create.source : undefined) ?? 'executed';
     if (!existing) {
       if (opts.create === false) throw new ProofloopError('not_found', `no run ${runId} in ${this.folder}`);
       this.createRun(runId, opts.create ?? {});
-    } else if (existing.source !== 'executed') {
+    } else if (existing.source !== 'executed' && (opts.live === undefined || existing.format !== opts.live)) {
       throw new ProofloopError('read_only', `run ${runId} was ${existing.source}: it is read-only`);
     }
     const token = acquireWriter(this.db, runId, opts.label ?? null);
-    return new RunWriter(this, runId, token);
+    return new RunWriter(this, runId, token, source === 'executed');
   }
 
   /** @internal Appends inside one IMMEDIATE transaction; called by RunWriter only. */
@@ -625,8 +634,9 @@ export class RunWriter {
     private readonly ledger: Ledger,
     readonly runId: string,
     private readonly token: string,
+    mirrored = true,
   ) {
-    this.mirror = new MirrorAppender(path.join(ledger.folder, runId, 'events.jsonl'));
+    this.mirror = new MirrorAppender(mirrored ? path.join(ledger.folder, runId, 'events.jsonl') : null);
   }
 
   append(

@@ -101,10 +101,11 @@ export function repairMirrors(ledger: Ledger): string[] {
  */
 export class MirrorAppender {
   private fd: number | null = null;
-  constructor(private readonly file: string) {}
+  /** `file` null: no mirror (a live receiver's read-only run). */
+  constructor(private readonly file: string | null) {}
 
   append(lines: readonly string[]): void {
-    if (lines.length === 0) return;
+    if (lines.length === 0 || this.file === null) return;
     try {
       if (this.fd === null) {
         mkdirSync(path.dirname(this.file), { recursive: true });

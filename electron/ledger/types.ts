@@ -1,7 +1,7 @@
 import type { LedgerEvent } from '../../shared/protocol';
 
 export type RunSource = 'executed' | 'imported' | 'bundle';
-export type RunFormat = 'proofloop' | 'seed000' | 'seed004';
+export type RunFormat = 'proofloop' | 'seed000' | 'seed004' | 'otlp';
 
 export interface RunRow {
   run_id: string;

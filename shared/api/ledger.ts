@@ -18,7 +18,7 @@ export const FindingSchema = z.object({
 export const RunSummarySchema = z.object({
   run_id: z.string(),
   source: z.enum(['executed', 'imported', 'bundle']),
-  format: z.enum(['proofloop', 'seed000', 'seed004']),
+  format: z.enum(['proofloop', 'seed000', 'seed004', 'otlp']),
   chained: z.boolean(),
   origin: z.string().nullable(),
   created_at: z.string(),
