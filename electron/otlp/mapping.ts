@@ -56,7 +56,7 @@ function logRaw(l: OtlpLog, withResource: boolean): Record<string, unknown> {
  * record's own kind saying why, so one odd record cannot make the request's batch fail.
  */
 function finish(items: MappedItem[], family: string, raw: Record<string, unknown>, fallbackKind: string): NewEvent[] {
-  const ref = { trace_id: raw.trace_id, span_id: raw.span_id, mapped_by: family };
+  const ref = { signal: raw.signal, trace_id: raw.trace_id, span_id: raw.span_id, mapped_by: family };
   if (family === 'proofloop') {
     // The restored payload is that attribute; it is not kept twice.
     const { [PAYLOAD_KEY]: _payload, ...rest } = raw.attributes as Record<string, unknown>;

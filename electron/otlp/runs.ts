@@ -56,10 +56,19 @@ function safeId(prefix: string, id: string): string {
   return `${prefix}${clean}-${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
 }
 
+/** A map that forgets its oldest entry past 50,000 (a receiver may run for weeks). */
+function bounded<K, V>(m: Map<K, V>): Map<K, V> {
+  if (m.size >= 50_000) m.delete(m.keys().next().value as K);
+  return m;
+}
+
 export class LiveRuns {
   private readonly live = new Map<string, LiveRun>();
   /** trace id → the conversation it named (bounded: oldest forgotten first). */
   private readonly traceConversation = new Map<string, string>();
+  /** trace id and conversation id → the key of the run they joined (bounded likewise). */
+  private readonly traceHome = new Map<string, string>();
+  private readonly convHome = new Map<string, string>();
   /** Run key → run id, once chosen (a key whose id was taken by a non-OTLP run gets another). */
   private readonly idOfKey = new Map<string, string>();
   /** Mapping state per run key; it outlives an idle writer (a decision's result may come later). */
@@ -129,6 +138,8 @@ export class LiveRuns {
       for (const [key, run] of this.live) this.release(run, key);
       this.idOfKey.clear();
       this.states.clear();
+      this.traceHome.clear();
+      this.convHome.clear();
       this.bound = l;
       // Runs a receiver that died left `running` are idle: nobody is sending to them now.
       const running = l.db
@@ -143,17 +154,36 @@ export class LiveRuns {
 
   private rememberTrace(trace: string, conv: string): void {
     if (this.traceConversation.get(trace) === conv) return;
-    this.traceConversation.set(trace, conv);
-    if (this.traceConversation.size > 50_000) {
-      this.traceConversation.delete(this.traceConversation.keys().next().value as string);
-    }
+    bounded(this.traceConversation).set(trace, conv);
   }
 
+  /**
+   * The run a record joins, as a key (`c:<conversation>`, `t:<trace>`, `s:<service>`). A trace
+   * stays in the run it first joined and a conversation in the run it was first seen in, so a
+   * record naming only one of them still finds the other's run. When a trace's first spans name
+   * no conversation (a sender that sets it on the root span only, which ends last), that trace
+   * keeps its own run and the conversation is bound to it from then on.
+   */
   private keyOf(rec: RecordOf): string {
     const r = rec.r;
-    const conv = conversationOf(r.attributes, r.resource) ?? (r.traceId ? this.traceConversation.get(r.traceId) : undefined);
-    if (conv) return `c:${conv}`;
-    if (r.traceId) return `t:${r.traceId}`;
+    const trace = r.traceId;
+    const conv = conversationOf(r.attributes, r.resource) ?? (trace ? this.traceConversation.get(trace) : undefined);
+    const byTrace = trace ? this.traceHome.get(trace) : undefined;
+    if (byTrace) {
+      if (conv && !this.convHome.has(conv)) bounded(this.convHome).set(conv, byTrace);
+      return byTrace;
+    }
+    if (conv) {
+      let home = this.convHome.get(conv);
+      if (!home) bounded(this.convHome).set(conv, (home = `c:${conv}`));
+      if (trace) bounded(this.traceHome).set(trace, home);
+      return home;
+    }
+    if (trace) {
+      const home = `t:${trace}`;
+      bounded(this.traceHome).set(trace, home);
+      return home;
+    }
     const service = r.resource['service.name'];
     return `s:${typeof service === 'string' && service ? service : 'unknown'}`;
   }

@@ -9,6 +9,8 @@ export interface Served {
   port: number;
   token: string;
   folder: string;
+  /** The OTLP receiver's endpoint (`serve` runs one on a free port here, never on 4318). */
+  otlp: string | null;
   /** Calls the API like the renderer does; throws on an error result. */
   call<T = unknown>(method: string, args?: unknown): Promise<T>;
   /** Calls the API and returns the raw Result. */
@@ -45,16 +47,29 @@ export function cli(
 }
 
 /** Spawns `proofloop serve <folder> --json`, reads its URL from stdout. */
-export async function serve(folder: string): Promise<Served> {
+export async function serve(
+  folder: string,
+  opts: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<Served> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(repoRoot, 'electron/cli/main.ts'), 'serve', folder, '--json'],
-    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+    [
+      '--import',
+      'tsx',
+      path.join(repoRoot, 'electron/cli/main.ts'),
+      'serve',
+      folder,
+      '--json',
+      '--otlp-port',
+      '0',
+      ...(opts.args ?? []),
+    ],
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } },
   );
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const info = await new Promise<{ url: string; port: number }>((resolve, reject) => {
+  const info = await new Promise<{ url: string; port: number; otlp?: { endpoint?: string } | null }>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`serve did not print its URL in 30 s\n${out}\n${err}`)),
       30_000,
@@ -62,7 +77,7 @@ export async function serve(folder: string): Promise<Served> {
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       try {
-        const parsed = JSON.parse(out) as { url: string; port: number };
+        const parsed = JSON.parse(out) as { url: string; port: number; otlp?: { endpoint?: string } | null };
         clearTimeout(timer);
         resolve(parsed);
       } catch {
@@ -89,6 +104,7 @@ export async function serve(folder: string): Promise<Served> {
     port: info.port,
     token,
     folder,
+    otlp: info.otlp?.endpoint ?? null,
     callRaw,
     async call<T>(method: string, args: unknown = {}) {
       const r = await callRaw(method, args);
