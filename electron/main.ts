@@ -14,6 +14,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ProofloopService } from './service/service';
+import { startOtlpFor } from './otlp/start';
 import { CSP } from './transports/csp';
 import { forwardPushes, registerIpc } from './transports/ipc';
 import { SettingsStore } from './shell/settings';
@@ -175,6 +176,9 @@ async function main(): Promise<void> {
   }
   buildMenu();
   createWindow();
+  // OTLP/HTTP on 127.0.0.1:4318 into the open folder (a port already taken is skipped, not fatal).
+  const otlp = await startOtlpFor(service);
+  app.on('will-quit', () => void otlp.receiver?.close());
   app.on('window-all-closed', () => app.quit());
 }
 
