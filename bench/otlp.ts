@@ -52,7 +52,13 @@ function requestJson(r: number, conversation: string, traceBase: number): Record
               kv(
                 'gen_ai.output.messages',
                 JSON.stringify([
-                  { role: 'assistant', parts: [{ type: 'tool_call', id: call, name: 'read_file', arguments: { path: `src/m${i}.py` } }], finish_reason: 'tool_call' },
+                  {
+                    role: 'assistant',
+                    parts: [
+                      { type: 'tool_call', id: call, name: 'read_file', arguments: { path: `src/m${i}.py` } },
+                    ],
+                    finish_reason: 'tool_call',
+                  },
                 ]),
               ),
             ],
@@ -73,14 +79,21 @@ function requestJson(r: number, conversation: string, traceBase: number): Record
     );
   }
   return {
-    resourceSpans: [{ resource: { attributes: [kv('service.name', 'bench-agent')] }, scopeSpans: [{ scope: { name: 'bench' }, spans }] }],
+    resourceSpans: [
+      {
+        resource: { attributes: [kv('service.name', 'bench-agent')] },
+        scopeSpans: [{ scope: { name: 'bench' }, spans }],
+      },
+    ],
   };
 }
 
 function toProtobuf(req: Record<string, unknown>): Buffer {
   const T = requestTypes.traces;
   const json = JSON.stringify(req, (k, v: unknown) =>
-    (k === 'traceId' || k === 'spanId' || k === 'parentSpanId') && typeof v === 'string' ? Buffer.from(v, 'hex').toString('base64') : v,
+    (k === 'traceId' || k === 'spanId' || k === 'parentSpanId') && typeof v === 'string'
+      ? Buffer.from(v, 'hex').toString('base64')
+      : v,
   );
   return Buffer.from(T.encode(T.fromObject(JSON.parse(json) as Record<string, unknown>)).finish());
 }
@@ -88,7 +101,14 @@ function toProtobuf(req: Record<string, unknown>): Buffer {
 function post(agent: Agent, port: number, body: Buffer, type: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path: '/v1/traces', method: 'POST', agent, headers: { 'content-type': type, 'content-length': body.length } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/traces',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': type, 'content-length': body.length },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -173,7 +193,9 @@ export async function benchOtlp(spans = 20_000) {
       cpu_us_per_event: Math.round((cpu / (requests * items.length)) * 10) / 10,
     };
     const pb = out.protobuf as { events_per_s: number };
-    out.receiver_share_of_ledger_rate = Math.round((pb.events_per_s / (out.ledger_batched as { events_per_s: number }).events_per_s) * 100) / 100;
+    out.receiver_share_of_ledger_rate =
+      Math.round((pb.events_per_s / (out.ledger_batched as { events_per_s: number }).events_per_s) * 100) /
+      100;
     out.goal = '>= 20,000 spans/s with 100-span batches';
     ledger.close();
     return out;

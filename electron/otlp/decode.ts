@@ -1,6 +1,15 @@
 import protobuf from 'protobufjs/light.js';
 import descriptor from './proto/otlp.json';
-import { DecodeError, type Attrs, type AttrValue, type Decoded, type OtlpLog, type OtlpSpan, type Scope, type Signal } from './types';
+import {
+  DecodeError,
+  type Attrs,
+  type AttrValue,
+  type Decoded,
+  type OtlpLog,
+  type OtlpSpan,
+  type Scope,
+  type Signal,
+} from './types';
 
 /**
  * OTLP export requests, protobuf or JSON, to the receiver's records. Protobuf is decoded by
@@ -37,7 +46,14 @@ export const LIMITS = {
   depth: 8,
 };
 
-const SPAN_KINDS = ['SPAN_KIND_UNSPECIFIED', 'SPAN_KIND_INTERNAL', 'SPAN_KIND_SERVER', 'SPAN_KIND_CLIENT', 'SPAN_KIND_PRODUCER', 'SPAN_KIND_CONSUMER'];
+const SPAN_KINDS = [
+  'SPAN_KIND_UNSPECIFIED',
+  'SPAN_KIND_INTERNAL',
+  'SPAN_KIND_SERVER',
+  'SPAN_KIND_CLIENT',
+  'SPAN_KIND_PRODUCER',
+  'SPAN_KIND_CONSUMER',
+];
 const STATUS_CODES = ['STATUS_CODE_UNSET', 'STATUS_CODE_OK', 'STATUS_CODE_ERROR'];
 
 type Obj = Record<string, unknown>;
@@ -149,12 +165,18 @@ function anyValue(v: unknown, at: string, depth: number, whole = false): AttrVal
   if ('bytesValue' in o || 'bytes_value' in o) return bounded(str(o, 'bytesValue', at));
   if ('arrayValue' in o || 'array_value' in o) {
     const values = list(obj(field(o, 'arrayValue'), `${at}.arrayValue`), 'values', `${at}.arrayValue`);
-    const out = values.slice(0, LIMITS.items).map((x, i) => anyValue(x, `${at}.arrayValue.values[${i}]`, depth + 1));
+    const out = values
+      .slice(0, LIMITS.items)
+      .map((x, i) => anyValue(x, `${at}.arrayValue.values[${i}]`, depth + 1));
     if (values.length > LIMITS.items) out.push(`[${values.length - LIMITS.items} more items]`);
     return out;
   }
   if ('kvlistValue' in o || 'kvlist_value' in o) {
-    return keyValues(list(obj(field(o, 'kvlistValue'), `${at}.kvlistValue`), 'values', `${at}.kvlistValue`), `${at}.kvlistValue.values`, depth + 1);
+    return keyValues(
+      list(obj(field(o, 'kvlistValue'), `${at}.kvlistValue`), 'values', `${at}.kvlistValue`),
+      `${at}.kvlistValue.values`,
+      depth + 1,
+    );
   }
   return null; // an empty AnyValue
 }
@@ -184,7 +206,9 @@ function scopeOf(o: Obj, at: string): Scope {
   if (s === undefined || s === null) return { name: '' };
   const so = obj(s, `${at}.scope`);
   const version = str(so, 'version', `${at}.scope`);
-  return version ? { name: str(so, 'name', `${at}.scope`), version } : { name: str(so, 'name', `${at}.scope`) };
+  return version
+    ? { name: str(so, 'name', `${at}.scope`), version }
+    : { name: str(so, 'name', `${at}.scope`) };
 }
 
 function resourceOf(o: Obj, at: string): Attrs {
@@ -211,7 +235,10 @@ function spansOf(req: Obj): OtlpSpan[] {
         if (!spanId) throw new DecodeError(`${p}.spanId: missing (a span needs a span id)`);
         const st = field(s, 'status');
         const status = isObj(st)
-          ? { code: enumValue(st, 'code', STATUS_CODES, `${p}.status`), message: str(st, 'message', `${p}.status`) || undefined }
+          ? {
+              code: enumValue(st, 'code', STATUS_CODES, `${p}.status`),
+              message: str(st, 'message', `${p}.status`) || undefined,
+            }
           : { code: 0 };
         out.push({
           traceId,
@@ -266,7 +293,8 @@ function logsOf(req: Obj): OtlpLog[] {
         out.push({
           timeNs: ns(l, 'timeUnixNano', p),
           observedNs: ns(l, 'observedTimeUnixNano', p),
-          severityNumber: typeof field(l, 'severityNumber') === 'number' ? (field(l, 'severityNumber') as number) : 0,
+          severityNumber:
+            typeof field(l, 'severityNumber') === 'number' ? (field(l, 'severityNumber') as number) : 0,
           severityText: str(l, 'severityText', p),
           eventName: named || (typeof attrs['event.name'] === 'string' ? attrs['event.name'] : ''),
           body: anyValue(field(l, 'body'), `${p}.body`, 0),

@@ -34,7 +34,8 @@ function kvs(attrs: Record<string, unknown>): KV[] {
     .map(([key, v]) => ({ key, value: anyValue(v) }));
 }
 
-const hex = (s: string, chars: number): string => createHash('sha256').update(s).digest('hex').slice(0, chars);
+const hex = (s: string, chars: number): string =>
+  createHash('sha256').update(s).digest('hex').slice(0, chars);
 
 function nsOf(at: string): string {
   const ms = Date.parse(at);
@@ -59,14 +60,24 @@ interface Span {
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** The GenAI name and attributes of one event, beside its proofloop.* attributes. */
-function genai(e: StoredEvent, returned: Map<string, StoredEvent>): { name: string; attrs: Record<string, unknown>; durationMs?: number; error?: string } {
+function genai(
+  e: StoredEvent,
+  returned: Map<string, StoredEvent>,
+): { name: string; attrs: Record<string, unknown>; durationMs?: number; error?: string } {
   const p = e.payload;
   const callId = str(p.call_id);
   switch (e.kind) {
     case 'run_started': {
       const agent = (p.agent ?? {}) as Record<string, unknown>;
       const name = str(agent.name) ?? 'agent';
-      return { name: `invoke_agent ${name}`, attrs: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': name, 'gen_ai.input.messages': str(p.goal) } };
+      return {
+        name: `invoke_agent ${name}`,
+        attrs: {
+          'gen_ai.operation.name': 'invoke_agent',
+          'gen_ai.agent.name': name,
+          'gen_ai.input.messages': str(p.goal),
+        },
+      };
     }
     case 'model_proposed':
       return {
@@ -74,7 +85,11 @@ function genai(e: StoredEvent, returned: Map<string, StoredEvent>): { name: stri
         attrs: {
           'gen_ai.operation.name': 'chat',
           'gen_ai.output.messages': JSON.stringify([
-            { role: 'assistant', parts: [{ type: 'tool_call', id: callId, name: str(p.tool), arguments: p.args }], finish_reason: 'tool_call' },
+            {
+              role: 'assistant',
+              parts: [{ type: 'tool_call', id: callId, name: str(p.tool), arguments: p.args }],
+              finish_reason: 'tool_call',
+            },
           ]),
           'gen_ai.usage.output_tokens': typeof p.tokens === 'number' ? p.tokens : undefined,
         },
@@ -84,7 +99,13 @@ function genai(e: StoredEvent, returned: Map<string, StoredEvent>): { name: stri
         name: 'chat',
         attrs: {
           'gen_ai.operation.name': 'chat',
-          'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: str(p.content) ?? '' }], finish_reason: 'stop' }]),
+          'gen_ai.output.messages': JSON.stringify([
+            {
+              role: 'assistant',
+              parts: [{ type: 'text', content: str(p.content) ?? '' }],
+              finish_reason: 'stop',
+            },
+          ]),
           'gen_ai.usage.output_tokens': typeof p.tokens === 'number' ? p.tokens : undefined,
         },
       };
@@ -115,7 +136,9 @@ function runSpans(runId: string, events: readonly StoredEvent[]): Span[] {
   const root = events.find((e) => e.kind === 'run_started') ?? events[0];
   const returned = new Map<string, StoredEvent>();
   const invokedSpan = new Map<string, string>();
-  for (const e of events) if (e.kind === 'tool_returned' && typeof e.payload.call_id === 'string') returned.set(e.payload.call_id, e);
+  for (const e of events)
+    if (e.kind === 'tool_returned' && typeof e.payload.call_id === 'string')
+      returned.set(e.payload.call_id, e);
   const lastNs = nsOf(events[events.length - 1]?.at ?? '');
   return events.map((e) => {
     const g = genai(e, returned);
@@ -156,7 +179,10 @@ function runSpans(runId: string, events: readonly StoredEvent[]): Span[] {
         {
           name: 'gen_ai.evaluation.result',
           timeUnixNano: start,
-          attributes: kvs({ 'gen_ai.evaluation.name': 'judge', 'gen_ai.evaluation.score.label': e.payload.passed === true ? 'pass' : 'fail' }),
+          attributes: kvs({
+            'gen_ai.evaluation.name': 'judge',
+            'gen_ai.evaluation.score.label': e.payload.passed === true ? 'pass' : 'fail',
+          }),
         },
       ];
     }
@@ -171,7 +197,11 @@ export interface OtlpExport {
 }
 
 /** The runs as OTLP JSON requests (one resource per run), in seq order within each run. */
-export function exportRunsOtlp(ledger: LedgerReader, runIds: readonly string[], spansPer = Infinity): OtlpExport {
+export function exportRunsOtlp(
+  ledger: LedgerReader,
+  runIds: readonly string[],
+  spansPer = Infinity,
+): OtlpExport {
   const requests: Record<string, unknown>[] = [];
   let spans = 0;
   for (const runId of runIds) {
@@ -181,7 +211,11 @@ export function exportRunsOtlp(ledger: LedgerReader, runIds: readonly string[], 
     const resource = { attributes: kvs({ 'service.name': 'proofloop', 'proofloop.run_id': runId }) };
     const scope = { name: 'proofloop.export-otlp', version: '1' };
     for (let i = 0; i < all.length; i += Math.min(spansPer, all.length)) {
-      requests.push({ resourceSpans: [{ resource, scopeSpans: [{ scope, spans: all.slice(i, i + Math.min(spansPer, all.length)) }] }] });
+      requests.push({
+        resourceSpans: [
+          { resource, scopeSpans: [{ scope, spans: all.slice(i, i + Math.min(spansPer, all.length)) }] },
+        ],
+      });
     }
   }
   return { requests, spans };

@@ -18,8 +18,10 @@ export interface Inference {
   finishReasons?: unknown;
 }
 
-const isRec = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const s = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const isRec = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const s = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 
 /** One tool call: GenAI's `{type: 'tool_call', id, name, arguments}` or OpenAI's `{id, function: {name, arguments}}`. */
 function toolCall(v: unknown): OutMessage['toolCalls'][number] | null {
@@ -27,7 +29,11 @@ function toolCall(v: unknown): OutMessage['toolCalls'][number] | null {
   const fn = isRec(v.function) ? v.function : v;
   const name = fn.name;
   if (typeof name !== 'string' || name === '') return null;
-  return { id: typeof v.id === 'string' && v.id ? v.id : null, name, args: parsed(s(fn.arguments ?? null) || null) };
+  return {
+    id: typeof v.id === 'string' && v.id ? v.id : null,
+    name,
+    args: parsed(s(fn.arguments ?? null) || null),
+  };
 }
 
 /** Output messages in GenAI's `parts` form (semconv 1.37+) or the chat-completion form before it. */
@@ -76,7 +82,10 @@ export function outMessages(v: unknown): OutMessage[] | null {
 export function inferenceItems(span: OtlpSpan, inf: Inference, st: RunMapState): MappedItem[] {
   const at = isoOf(span.endNs) ?? isoOf(span.startNs);
   const usage = inf.usage;
-  const total = usage.input !== undefined || usage.output !== undefined ? (usage.input ?? 0) + (usage.output ?? 0) : undefined;
+  const total =
+    usage.input !== undefined || usage.output !== undefined
+      ? (usage.input ?? 0) + (usage.output ?? 0)
+      : undefined;
   const child = st.countedUnder.get(span.spanId);
   const parentCounted = span.parentSpanId !== null && st.counted.has(span.parentSpanId);
   const countHere = total !== undefined && child === undefined && !parentCounted;

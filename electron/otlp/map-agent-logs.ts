@@ -1,5 +1,15 @@
 import type { OtlpLog } from './types';
-import { first, isoOf, kindName, parsed, resultFields, str, type LogMapper, type MappedItem, type RunMapState } from './map-util';
+import {
+  first,
+  isoOf,
+  kindName,
+  parsed,
+  resultFields,
+  str,
+  type LogMapper,
+  type MappedItem,
+  type RunMapState,
+} from './map-util';
 
 /**
  * The log events Claude Code (`claude_code.*`) and Codex (`codex.*`) export: the only place the
@@ -14,7 +24,15 @@ import { first, isoOf, kindName, parsed, resultFields, str, type LogMapper, type
  */
 
 const FAMILY = /^(claude_code|codex)\.([a-z0-9_.]+)$/;
-const ALLOWED = new Set(['accept', 'accepted', 'allow', 'allowed', 'approved', 'approved_for_session', 'approve']);
+const ALLOWED = new Set([
+  'accept',
+  'accepted',
+  'allow',
+  'allowed',
+  'approved',
+  'approved_for_session',
+  'approve',
+]);
 
 function eventOf(l: OtlpLog): { family: string; op: string } | null {
   const names = [l.eventName, typeof l.body === 'string' ? l.body : ''];
@@ -50,13 +68,25 @@ function decision(l: OtlpLog, family: string, st: RunMapState): MappedItem {
     q.push(callId);
     st.pending.set(tool, q.slice(-1000));
   }
-  const base = { call_id: callId, tool, decision: value || null, decided_by: decidedBy(source), source: source ?? null, harness: family };
+  const base = {
+    call_id: callId,
+    tool,
+    decision: value || null,
+    decided_by: decidedBy(source),
+    source: source ?? null,
+    harness: family,
+  };
   const at = isoOf(l.timeNs) ?? isoOf(l.observedNs);
-  if (ALLOWED.has(value)) return { kind: 'action_allowed', at, payload: { rule: `${family}.${source ?? 'unknown'}`, ...base } };
+  if (ALLOWED.has(value))
+    return { kind: 'action_allowed', at, payload: { rule: `${family}.${source ?? 'unknown'}`, ...base } };
   return {
     kind: 'action_denied',
     at,
-    payload: { rule: `${family}.${source ?? 'unknown'}`, reason: `${value || 'denied'} by ${decidedBy(source)}`, ...base },
+    payload: {
+      rule: `${family}.${source ?? 'unknown'}`,
+      reason: `${value || 'denied'} by ${decidedBy(source)}`,
+      ...base,
+    },
   };
 }
 
@@ -77,7 +107,9 @@ function result(l: OtlpLog, family: string, st: RunMapState): MappedItem {
       status: ok ? 'ok' : 'error',
       duration_ms: Number.isFinite(ms) && ms >= 0 ? ms : 0,
       ...resultFields(output === undefined ? undefined : output),
-      ...(a.tool_parameters !== undefined || a.arguments !== undefined ? { args: parsed(a.tool_parameters ?? a.arguments) } : {}),
+      ...(a.tool_parameters !== undefined || a.arguments !== undefined
+        ? { args: parsed(a.tool_parameters ?? a.arguments) }
+        : {}),
       ...(str(a, 'decision') ? { decision: str(a, 'decision') } : {}),
       ...(a.error !== undefined ? { error: a.error } : {}),
       harness: family,

@@ -8,7 +8,11 @@ export const fallbackSpans: SpanMapper = {
       {
         kind: 'otel_span',
         at: isoOf(s.endNs) ?? isoOf(s.startNs),
-        payload: { name: s.name, status: isError(s) ? 'error' : 'ok', duration_ms: durationMs(s.startNs, s.endNs) },
+        payload: {
+          name: s.name,
+          status: isError(s) ? 'error' : 'ok',
+          duration_ms: durationMs(s.startNs, s.endNs),
+        },
       },
     ];
   },

@@ -1,4 +1,4 @@
-import type { Attrs, OtlpLog, OtlpSpan } from './types';
+import type { Attrs, OtlpSpan } from './types';
 import { inferenceItems, outMessages, type OutMessage } from './inference';
 import {
   durationMs,
@@ -32,7 +32,12 @@ function operation(s: OtlpSpan): string | undefined {
   const word = s.name.split(' ')[0] ?? '';
   if (INFERENCE.has(word) || AGENT.has(word) || word === 'execute_tool') return word;
   // Older instrumentations named the system but not the operation (OpenLLMetry: `openai.chat`).
-  if (str(s.attributes, 'gen_ai.system') && (s.attributes['gen_ai.usage.prompt_tokens'] !== undefined || s.attributes['gen_ai.usage.input_tokens'] !== undefined || str(s.attributes, 'gen_ai.request.model'))) {
+  if (
+    str(s.attributes, 'gen_ai.system') &&
+    (s.attributes['gen_ai.usage.prompt_tokens'] !== undefined ||
+      s.attributes['gen_ai.usage.input_tokens'] !== undefined ||
+      str(s.attributes, 'gen_ai.request.model'))
+  ) {
     return 'chat';
   }
   return undefined;
@@ -49,7 +54,9 @@ function outputOf(s: OtlpSpan): OutMessage[] | null {
       role: typeof m.role === 'string' ? m.role : 'assistant',
       text: typeof m.content === 'string' ? m.content : '',
       toolCalls: indexed(m as Attrs, 'tool_calls').flatMap((t) =>
-        typeof t.name === 'string' ? [{ id: typeof t.id === 'string' ? t.id : null, name: t.name, args: parsed(t.arguments) }] : [],
+        typeof t.name === 'string'
+          ? [{ id: typeof t.id === 'string' ? t.id : null, name: t.name, args: parsed(t.arguments) }]
+          : [],
       ),
       ...(typeof m.finish_reason === 'string' ? { finishReason: m.finish_reason } : {}),
     }));
@@ -58,7 +65,8 @@ function outputOf(s: OtlpSpan): OutMessage[] | null {
   if (events.length > 0) {
     const out: OutMessage[] = [];
     for (const e of events) {
-      const v = e.attributes['gen_ai.completion'] ?? e.attributes['gen_ai.event.content'] ?? e.attributes.message;
+      const v =
+        e.attributes['gen_ai.completion'] ?? e.attributes['gen_ai.event.content'] ?? e.attributes.message;
       const m = outMessages(typeof v === 'string' && !v.trim().startsWith('[') ? `[${v}]` : v);
       if (m) out.push(...m);
     }
@@ -73,7 +81,9 @@ function inputOf(s: OtlpSpan): unknown {
   if (v !== undefined) return parsed(v);
   const flat = indexed(a, 'gen_ai.prompt');
   if (flat.length > 0) return flat;
-  const events = s.events.filter((e) => /^gen_ai\.(system|user|assistant|tool)\.message$|^gen_ai\.content\.prompt$/.test(e.name));
+  const events = s.events.filter((e) =>
+    /^gen_ai\.(system|user|assistant|tool)\.message$|^gen_ai\.content\.prompt$/.test(e.name),
+  );
   return events.length > 0 ? events.map((e) => ({ event: e.name, ...e.attributes })) : null;
 }
 
@@ -84,15 +94,18 @@ function evaluation(a: Attrs, at: string | undefined): MappedItem {
     name: str(a, 'gen_ai.evaluation.name') ?? null,
     ...(label !== undefined ? { label } : {}),
     ...(score !== undefined ? { score } : {}),
-    ...(str(a, 'gen_ai.evaluation.explanation') ? { explanation: str(a, 'gen_ai.evaluation.explanation') } : {}),
+    ...(str(a, 'gen_ai.evaluation.explanation')
+      ? { explanation: str(a, 'gen_ai.evaluation.explanation') }
+      : {}),
     ...(str(a, 'gen_ai.response.id') ? { response_id: str(a, 'gen_ai.response.id') } : {}),
   };
   // judge_verdict wants a verdict: only a label that says pass or fail gives one (a bare score does not).
-  const passed = label && /^(pass|passed|true|yes|correct|ok|success|relevant)$/i.test(label)
-    ? true
-    : label && /^(fail|failed|false|no|incorrect|error|irrelevant)$/i.test(label)
-      ? false
-      : null;
+  const passed =
+    label && /^(pass|passed|true|yes|correct|ok|success|relevant)$/i.test(label)
+      ? true
+      : label && /^(fail|failed|false|no|incorrect|error|irrelevant)$/i.test(label)
+        ? false
+        : null;
   if (passed === null) return { kind: 'gen_ai_evaluation_result', at, payload: base };
   return { kind: 'judge_verdict', at, payload: { passed, ...base } };
 }
@@ -140,7 +153,8 @@ export const genaiSpans: SpanMapper = {
       .map((e) => evaluation(e.attributes, isoOf(e.timeNs)));
     if (op === 'execute_tool') return [...toolItems(s), ...evals];
     if (AGENT.has(op)) {
-      const agent = str(a, 'gen_ai.agent.name') ?? (s.name.replace(/^(invoke|create)_agent\s*/, '') || 'agent');
+      const agent =
+        str(a, 'gen_ai.agent.name') ?? (s.name.replace(/^(invoke|create)_agent\s*/, '') || 'agent');
       return [
         {
           kind: 'agent_invoked',
@@ -180,7 +194,11 @@ export const genaiSpans: SpanMapper = {
       ];
     }
     return [
-      { kind: 'gen_ai_operation', at: isoOf(s.endNs), payload: { operation: op, duration_ms: durationMs(s.startNs, s.endNs) } },
+      {
+        kind: 'gen_ai_operation',
+        at: isoOf(s.endNs),
+        payload: { operation: op, duration_ms: durationMs(s.startNs, s.endNs) },
+      },
       ...evals,
     ];
   },

@@ -37,7 +37,9 @@ function outputOf(a: Attrs): OutMessage[] | null {
       const name = t['tool_call.function.name'];
       if (typeof name !== 'string') return [];
       const id = t['tool_call.id'];
-      return [{ id: typeof id === 'string' ? id : null, name, args: parsed(t['tool_call.function.arguments']) }];
+      return [
+        { id: typeof id === 'string' ? id : null, name, args: parsed(t['tool_call.function.arguments']) },
+      ];
     }),
   }));
 }
@@ -102,6 +104,12 @@ export const openinferenceSpans: SpanMapper = {
         },
       ];
     }
-    return [{ kind: kindName(`${k}_span`, 'openinference_span'), at: isoOf(s.endNs), payload: { name: s.name, ...io } }];
+    return [
+      {
+        kind: kindName(`${k}_span`, 'openinference_span'),
+        at: isoOf(s.endNs),
+        payload: { name: s.name, ...io },
+      },
+    ];
   },
 };

@@ -21,8 +21,21 @@ function restore(a: Attrs, at: string | undefined): MappedItem[] | null {
   }
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return null;
   const v = a['proofloop.v'];
-  return [{ kind, at: typeof a['proofloop.at'] === 'string' ? a['proofloop.at'] : at, payload: payload as Record<string, unknown>, ...(typeof v === 'number' && v > 1 ? { v } : {}) }];
+  return [
+    {
+      kind,
+      at: typeof a['proofloop.at'] === 'string' ? a['proofloop.at'] : at,
+      payload: payload as Record<string, unknown>,
+      ...(typeof v === 'number' && v > 1 ? { v } : {}),
+    },
+  ];
 }
 
-export const proofloopSpans: SpanMapper = { family: 'proofloop', span: (s) => restore(s.attributes, isoOf(s.startNs)) };
-export const proofloopLogs: LogMapper = { family: 'proofloop', log: (l) => restore(l.attributes, isoOf(l.timeNs)) };
+export const proofloopSpans: SpanMapper = {
+  family: 'proofloop',
+  span: (s) => restore(s.attributes, isoOf(s.startNs)),
+};
+export const proofloopLogs: LogMapper = {
+  family: 'proofloop',
+  log: (l) => restore(l.attributes, isoOf(l.timeNs)),
+};

@@ -55,7 +55,12 @@ function logRaw(l: OtlpLog, withResource: boolean): Record<string, unknown> {
  * others name the record's ids). An item its kind's schema refuses is kept as an event of the
  * record's own kind saying why, so one odd record cannot make the request's batch fail.
  */
-function finish(items: MappedItem[], family: string, raw: Record<string, unknown>, fallbackKind: string): NewEvent[] {
+function finish(
+  items: MappedItem[],
+  family: string,
+  raw: Record<string, unknown>,
+  fallbackKind: string,
+): NewEvent[] {
   const ref = { signal: raw.signal, trace_id: raw.trace_id, span_id: raw.span_id, mapped_by: family };
   if (family === 'proofloop') {
     // The restored payload is that attribute; it is not kept twice.
@@ -68,11 +73,19 @@ function finish(items: MappedItem[], family: string, raw: Record<string, unknown
     const payload = 'otel' in it.payload ? it.payload : { ...it.payload, otel };
     const v = it.v ?? 1;
     if (!KIND_RE.test(it.kind)) {
-      return { kind: fallbackKind, at: it.at, payload: { ...payload, mapping_refused: { kind: it.kind, reason: 'not a snake_case kind name' } } };
+      return {
+        kind: fallbackKind,
+        at: it.at,
+        payload: { ...payload, mapping_refused: { kind: it.kind, reason: 'not a snake_case kind name' } },
+      };
     }
     const checked = checkPayload(it.kind, v, payload);
     if (!checked.ok) {
-      return { kind: fallbackKind, at: it.at, payload: { ...payload, mapping_refused: { kind: it.kind, reason: checked.message } } };
+      return {
+        kind: fallbackKind,
+        at: it.at,
+        payload: { ...payload, mapping_refused: { kind: it.kind, reason: checked.message } },
+      };
     }
     return { kind: it.kind, payload, ...(it.at ? { at: it.at } : {}), ...(it.v ? { v: it.v } : {}) };
   });

@@ -110,7 +110,11 @@ export class LiveRuns {
           const rk = JSON.stringify(rec.r.resource);
           const withResource = rk !== run.resourceKey;
           run.resourceKey = rk;
-          items.push(...(rec.kind === 'span' ? mapSpan(rec.r, run.state, withResource) : mapLog(rec.r, run.state, withResource)));
+          items.push(
+            ...(rec.kind === 'span'
+              ? mapSpan(rec.r, run.state, withResource)
+              : mapLog(rec.r, run.state, withResource)),
+          );
         }
         run.writer.appendBatch(items);
         run.lastAt = this.now();
@@ -118,7 +122,9 @@ export class LiveRuns {
         result.runs.push(run.runId);
       } catch (e) {
         result.rejected += recs.length;
-        result.errors.push(e instanceof ProofloopError ? e.message : `internal error: ${(e as Error).message}`);
+        result.errors.push(
+          e instanceof ProofloopError ? e.message : `internal error: ${(e as Error).message}`,
+        );
         const run = this.live.get(key);
         if (run) this.release(run, key);
       }
@@ -167,7 +173,8 @@ export class LiveRuns {
   private keyOf(rec: RecordOf): string {
     const r = rec.r;
     const trace = r.traceId;
-    const conv = conversationOf(r.attributes, r.resource) ?? (trace ? this.traceConversation.get(trace) : undefined);
+    const conv =
+      conversationOf(r.attributes, r.resource) ?? (trace ? this.traceConversation.get(trace) : undefined);
     const byTrace = trace ? this.traceHome.get(trace) : undefined;
     if (byTrace) {
       if (conv && !this.convHome.has(conv)) bounded(this.convHome).set(conv, byTrace);
@@ -235,7 +242,9 @@ export class LiveRuns {
       if (freed.changes === 0) throw e;
       writer = ledger.writer(runId, opts);
     }
-    ledger.db.prepare(`UPDATE runs SET status = 'running' WHERE run_id = ? AND status IN ('empty', 'idle')`).run(runId);
+    ledger.db
+      .prepare(`UPDATE runs SET status = 'running' WHERE run_id = ? AND status IN ('empty', 'idle')`)
+      .run(runId);
     let state = this.states.get(key);
     if (!state) {
       state = new RunMapState();
@@ -263,7 +272,9 @@ export class LiveRuns {
       if (t - run.lastAt < this.idleMs) continue;
       this.release(run, key);
       try {
-        this.bound?.db.prepare(`UPDATE runs SET status = 'idle' WHERE run_id = ? AND status = 'running'`).run(run.runId);
+        this.bound?.db
+          .prepare(`UPDATE runs SET status = 'idle' WHERE run_id = ? AND status = 'running'`)
+          .run(run.runId);
       } catch {
         // the ledger is closed: it is marked on the next open
       }

@@ -32,10 +32,24 @@ export interface OtlpReceiver {
   close(): Promise<void>;
 }
 
-const ROUTES: Record<string, Signal> = { '/v1/traces': 'traces', '/v1/logs': 'logs', '/v1/metrics': 'metrics' };
-const CONTENT_TYPES: Record<string, Encoding> = { 'application/x-protobuf': 'protobuf', 'application/json': 'json' };
+const ROUTES: Record<string, Signal> = {
+  '/v1/traces': 'traces',
+  '/v1/logs': 'logs',
+  '/v1/metrics': 'metrics',
+};
+const CONTENT_TYPES: Record<string, Encoding> = {
+  'application/x-protobuf': 'protobuf',
+  'application/json': 'json',
+};
 /** google.rpc.Code values for the Status body of an error answer. */
-const RPC = { invalidArgument: 3, permissionDenied: 7, resourceExhausted: 8, unimplemented: 12, unavailable: 14, unauthenticated: 16 };
+const RPC = {
+  invalidArgument: 3,
+  permissionDenied: 7,
+  resourceExhausted: 8,
+  unimplemented: 12,
+  unavailable: 14,
+  unauthenticated: 16,
+};
 
 class Refusal extends Error {
   constructor(
@@ -58,12 +72,18 @@ function tokenMatches(expected: string, header: string | undefined): boolean {
 /** The body, refused as soon as it passes `max` bytes, whether its length was declared or it is chunked. */
 async function readBounded(req: IncomingMessage, max: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? NaN);
-  if (declared > max) throw new Refusal(413, RPC.resourceExhausted, `request body of ${declared} bytes is over the ${max}-byte limit`);
+  if (declared > max)
+    throw new Refusal(
+      413,
+      RPC.resourceExhausted,
+      `request body of ${declared} bytes is over the ${max}-byte limit`,
+    );
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > max) throw new Refusal(413, RPC.resourceExhausted, `request body is over the ${max}-byte limit`);
+    if (size > max)
+      throw new Refusal(413, RPC.resourceExhausted, `request body is over the ${max}-byte limit`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
@@ -71,7 +91,12 @@ async function readBounded(req: IncomingMessage, max: number): Promise<Buffer> {
 
 async function inflate(body: Buffer, encoding: string, max: number): Promise<Buffer> {
   if (encoding === '' || encoding === 'identity') return body;
-  if (encoding !== 'gzip') throw new Refusal(415, RPC.invalidArgument, `Content-Encoding "${encoding}" is not supported (gzip or none)`);
+  if (encoding !== 'gzip')
+    throw new Refusal(
+      415,
+      RPC.invalidArgument,
+      `Content-Encoding "${encoding}" is not supported (gzip or none)`,
+    );
   try {
     // Important: the bound is on the output, so a small gzip bomb stops at `max`, not at its size.
     return await gunzipAsync(body, { maxOutputLength: max });
@@ -95,14 +120,25 @@ function answer(res: ServerResponse, status: number, encoding: Encoding, body: U
 /** An OTLP error answer: the status code, and a google.rpc.Status in the request's encoding. */
 function refuse(res: ServerResponse, r: Refusal, encoding: Encoding): void {
   const status = { code: r.rpc, message: r.message };
-  answer(res, r.status, encoding, encoding === 'protobuf' ? StatusType.encode(status).finish() : JSON.stringify(status));
+  answer(
+    res,
+    r.status,
+    encoding,
+    encoding === 'protobuf' ? StatusType.encode(status).finish() : JSON.stringify(status),
+  );
 }
 
 function exportResponse(signal: Signal, result: IngestResult, encoding: Encoding): Uint8Array | string {
-  const field = signal === 'traces' ? 'rejectedSpans' : signal === 'logs' ? 'rejectedLogRecords' : 'rejectedDataPoints';
+  const field =
+    signal === 'traces' ? 'rejectedSpans' : signal === 'logs' ? 'rejectedLogRecords' : 'rejectedDataPoints';
   const body =
     result.rejected > 0
-      ? { partialSuccess: { [field]: result.rejected, errorMessage: [...new Set(result.errors)].join('; ').slice(0, 2000) } }
+      ? {
+          partialSuccess: {
+            [field]: result.rejected,
+            errorMessage: [...new Set(result.errors)].join('; ').slice(0, 2000),
+          },
+        }
       : {};
   if (encoding === 'json') return JSON.stringify(body);
   const type = responseTypes[signal];
@@ -130,20 +166,42 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
     try {
       const host = (req.headers.host ?? '').toLowerCase();
       if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}` && host !== `[::1]:${port}`) {
-        throw new Refusal(403, RPC.permissionDenied, `Host "${req.headers.host ?? ''}" is not this receiver (127.0.0.1:${port} or localhost:${port})`);
+        throw new Refusal(
+          403,
+          RPC.permissionDenied,
+          `Host "${req.headers.host ?? ''}" is not this receiver (127.0.0.1:${port} or localhost:${port})`,
+        );
       }
       const path = (req.url ?? '').split('?')[0]!;
       const signal = ROUTES[path];
-      if (!signal) throw new Refusal(404, RPC.unimplemented, `no OTLP route ${path}: POST /v1/traces, /v1/logs or /v1/metrics`);
-      if (req.method !== 'POST') throw new Refusal(405, RPC.unimplemented, `${req.method ?? ''} ${path}: only POST is accepted`);
+      if (!signal)
+        throw new Refusal(
+          404,
+          RPC.unimplemented,
+          `no OTLP route ${path}: POST /v1/traces, /v1/logs or /v1/metrics`,
+        );
+      if (req.method !== 'POST')
+        throw new Refusal(405, RPC.unimplemented, `${req.method ?? ''} ${path}: only POST is accepted`);
       if (token !== null && !tokenMatches(token, req.headers.authorization)) {
-        throw new Refusal(401, RPC.unauthenticated, 'missing or wrong bearer token (set OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<token>)');
+        throw new Refusal(
+          401,
+          RPC.unauthenticated,
+          'missing or wrong bearer token (set OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<token>)',
+        );
       }
       if (!CONTENT_TYPES[type]) {
-        throw new Refusal(415, RPC.invalidArgument, `Content-Type "${type}" is not accepted: application/x-protobuf or application/json`);
+        throw new Refusal(
+          415,
+          RPC.invalidArgument,
+          `Content-Type "${type}" is not accepted: application/x-protobuf or application/json`,
+        );
       }
       const wire = await readBounded(req, maxBody);
-      const body = await inflate(wire, String(req.headers['content-encoding'] ?? '').toLowerCase(), maxInflated);
+      const body = await inflate(
+        wire,
+        String(req.headers['content-encoding'] ?? '').toLowerCase(),
+        maxInflated,
+      );
       let decoded;
       try {
         decoded = decodeRequest(signal, body, encoding);
@@ -162,7 +220,8 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
           : decoded.signal === 'logs'
             ? decoded.records.map((r) => ({ kind: 'log' as const, r }))
             : [];
-      const result = records.length > 0 ? runs.ingest(records) : { accepted: 0, rejected: 0, errors: [], runs: [] };
+      const result =
+        records.length > 0 ? runs.ingest(records) : { accepted: 0, rejected: 0, errors: [], runs: [] };
       answer(res, 200, encoding, exportResponse(signal, result, encoding));
     } catch (e) {
       const r = e instanceof Refusal ? e : new Refusal(500, 13, `internal error: ${(e as Error).message}`);

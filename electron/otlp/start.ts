@@ -5,7 +5,8 @@ import { startOtlpReceiver, type OtlpReceiver } from './server';
 export interface StartedOtlp {
   receiver: OtlpReceiver | null;
   /** What `serve` prints (and --json gives): the endpoint and headers for the two OTEL_ variables. */
-  info: { endpoint: string; port: number; token: string | null; env: Record<string, string> } | { error: string };
+  info:
+    { endpoint: string; port: number; token: string | null; env: Record<string, string> } | { error: string };
 }
 
 /**
@@ -16,7 +17,10 @@ export async function startOtlpFor(
   svc: ProofloopService,
   opts: { port?: number; token?: string | true | null } = {},
 ): Promise<StartedOtlp> {
-  const token = opts.token === true ? randomBytes(18).toString('base64url') : (opts.token ?? process.env.PROOFLOOP_OTLP_TOKEN ?? null);
+  const token =
+    opts.token === true
+      ? randomBytes(18).toString('base64url')
+      : (opts.token ?? process.env.PROOFLOOP_OTLP_TOKEN ?? null);
   const idle = Number(process.env.PROOFLOOP_OTLP_IDLE_MS);
   try {
     const receiver = await startOtlpReceiver({
@@ -30,7 +34,10 @@ export async function startOtlpFor(
     return { receiver, info: { endpoint: receiver.endpoint, port: receiver.port, token, env } };
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'EADDRINUSE' ? `port ${opts.port ?? 4318} is in use (--otlp-port to pick another)` : (e as Error).message;
+    const why =
+      code === 'EADDRINUSE'
+        ? `port ${opts.port ?? 4318} is in use (--otlp-port to pick another)`
+        : (e as Error).message;
     return { receiver: null, info: { error: why } };
   }
 }

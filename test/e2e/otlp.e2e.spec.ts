@@ -15,7 +15,10 @@ test('an OTLP run arrives live in the inspector', async ({ app, server, page }) 
       'gen_ai.usage.input_tokens': 50,
       'gen_ai.usage.output_tokens': 7,
       'gen_ai.output.messages': JSON.stringify([
-        { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'read_file', arguments: { path: 'a.py' } }] },
+        {
+          role: 'assistant',
+          parts: [{ type: 'tool_call', id: 'call_1', name: 'read_file', arguments: { path: 'a.py' } }],
+        },
       ]),
     });
     await snd.end(chat);
@@ -37,7 +40,12 @@ test('an OTLP run arrives live in the inspector', async ({ app, server, page }) 
     await expect(app.row(2)).toHaveAttribute('data-kind', 'tool_invoked');
     await expect(app.row(3)).toHaveAttribute('data-kind', 'tool_returned');
 
-    await snd.log('claude_code.tool_decision', { 'session.id': 'e2e-live', tool_name: 'Bash', decision: 'reject', source: 'user_reject' });
+    await snd.log('claude_code.tool_decision', {
+      'session.id': 'e2e-live',
+      tool_name: 'Bash',
+      decision: 'reject',
+      source: 'user_reject',
+    });
     await app.expectSeq(4, 4);
     await expect(app.row(4)).toHaveAttribute('data-kind', 'action_denied');
     await expect(app.runItem('otlp-e2e-live')).toContainText('4 ev');

@@ -15,7 +15,11 @@ describe('OTLP JSON recordings from public repositories', () => {
   let svc: ProofloopService;
   let rx: OtlpReceiver;
   const post = async (signal: string, body: Buffer) => {
-    const res = await fetch(`${rx.endpoint}/v1/${signal}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const res = await fetch(`${rx.endpoint}/v1/${signal}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     return { status: res.status, body: (await res.json()) as unknown };
   };
 
@@ -49,12 +53,14 @@ describe('OTLP JSON recordings from public repositories', () => {
     expect(events[0]!.at).toBe(new Date(1544712661000).toISOString());
   });
 
-  it("examples/logs.json and events.json: every AnyValue form kept, the event under its own name", async () => {
+  it('examples/logs.json and events.json: every AnyValue form kept, the event under its own name', async () => {
     expect((await post('logs', fixture('proto-examples-logs.json'))).status).toBe(200);
     expect((await post('logs', fixture('proto-examples-events.json'))).status).toBe(200);
     const ledger = svc.ctx.ledger();
     // The log record names the example trace: it joins that trace's run.
-    const log = ledger.read('otlp-trace-5b8efff798038103d269b633813fc60c').find((e) => e.kind === 'otel_log')!;
+    const log = ledger
+      .read('otlp-trace-5b8efff798038103d269b633813fc60c')
+      .find((e) => e.kind === 'otel_log')!;
     expect(log.payload).toMatchObject({ body: 'Example log record', severity: 'Information' });
     expect((log.payload.otel as { attributes: Record<string, unknown> }).attributes).toEqual({
       'string.attribute': 'some string',

@@ -10,10 +10,20 @@ type Attr = string | number | boolean;
 const kv = (a: Record<string, Attr>) =>
   Object.entries(a).map(([key, v]) => ({
     key,
-    value: typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : { intValue: String(v) },
+    value:
+      typeof v === 'string'
+        ? { stringValue: v }
+        : typeof v === 'boolean'
+          ? { boolValue: v }
+          : { intValue: String(v) },
   }));
 let n = 0;
-const span = (trace: string, name: string, attrs: Record<string, Attr>, over: Record<string, unknown> = {}) => ({
+const span = (
+  trace: string,
+  name: string,
+  attrs: Record<string, Attr>,
+  over: Record<string, unknown> = {},
+) => ({
   traceId: trace.padStart(32, '0'),
   spanId: (++n).toString(16).padStart(16, '0'),
   name,
@@ -32,7 +42,11 @@ describe('OTLP mapping families', () => {
       signal === 'traces'
         ? { resourceSpans: [{ scopeSpans: [{ spans: records }] }] }
         : { resourceLogs: [{ scopeLogs: [{ logRecords: records }] }] };
-    const res = await fetch(`${rx.endpoint}/v1/${signal}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${rx.endpoint}/v1/${signal}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(200);
   };
   const events = (run: string) => svc.ctx.ledger().read(run);
@@ -63,13 +77,31 @@ describe('OTLP mapping families', () => {
         'llm.token_count.prompt': 20,
         'llm.token_count.completion': 9,
       }),
-      span('a1', 'get_weather', { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'tool_call.id': 'call_w', 'input.value': '{"city":"Paris"}', 'output.value': 'sunny' }),
-      span('a1', 'RunnableSequence', { 'openinference.span.kind': 'CHAIN', 'input.value': 'q', 'output.value': 'a' }),
+      span('a1', 'get_weather', {
+        'openinference.span.kind': 'TOOL',
+        'tool.name': 'get_weather',
+        'tool_call.id': 'call_w',
+        'input.value': '{"city":"Paris"}',
+        'output.value': 'sunny',
+      }),
+      span('a1', 'RunnableSequence', {
+        'openinference.span.kind': 'CHAIN',
+        'input.value': 'q',
+        'output.value': 'a',
+      }),
     ]);
     const e = events('otlp-oi-session');
     expect(e.map((x) => x.kind)).toEqual(['model_proposed', 'tool_invoked', 'tool_returned', 'chain_span']);
-    expect(e[0]!.payload).toMatchObject({ call_id: 'call_w', tool: 'get_weather', args: { city: 'Paris' }, tokens: 29, model: 'gpt-4o' });
-    expect(e[0]!.payload.input_messages).toEqual([{ 'message.role': 'user', 'message.content': 'weather in Paris?' }]);
+    expect(e[0]!.payload).toMatchObject({
+      call_id: 'call_w',
+      tool: 'get_weather',
+      args: { city: 'Paris' },
+      tokens: 29,
+      model: 'gpt-4o',
+    });
+    expect(e[0]!.payload.input_messages).toEqual([
+      { 'message.role': 'user', 'message.content': 'weather in Paris?' },
+    ]);
     expect(e[2]!.payload).toMatchObject({ call_id: 'call_w', excerpt: 'sunny', status: 'ok' });
     expect(e[3]!.payload).toMatchObject({ input: 'q', output: 'a' });
   });
@@ -95,7 +127,12 @@ describe('OTLP mapping families', () => {
     await send('traces', [wrapper]);
     const e = events('otlp-old-names');
     expect(e.map((x) => x.kind)).toEqual(['model_responded', 'model_responded']);
-    expect(e[0]!.payload).toMatchObject({ content: 'Hello there', tokens: 120, provider: 'openai', model: 'gpt-3.5' });
+    expect(e[0]!.payload).toMatchObject({
+      content: 'Hello there',
+      tokens: 120,
+      provider: 'openai',
+      model: 'gpt-3.5',
+    });
     expect(e[1]!.payload.tokens).toBeUndefined();
     expect(e[1]!.payload.tokens_counted_by).toBe(inner.spanId);
     // The run's state counts them once.
@@ -111,7 +148,12 @@ describe('OTLP mapping families', () => {
     const rec = (label: string) => ({
       timeUnixNano: '1700000000000000000',
       eventName: 'gen_ai.evaluation.result',
-      attributes: kv({ 'gen_ai.evaluation.name': 'relevance', 'gen_ai.evaluation.score.label': label, 'gen_ai.evaluation.score.value': 1, 'session.id': 'evals' }),
+      attributes: kv({
+        'gen_ai.evaluation.name': 'relevance',
+        'gen_ai.evaluation.score.label': label,
+        'gen_ai.evaluation.score.value': 1,
+        'session.id': 'evals',
+      }),
     });
     await send('logs', [rec('pass'), rec('fail'), rec('somewhat')]);
     const e = events('otlp-evals');
@@ -125,13 +167,34 @@ describe('OTLP mapping families', () => {
   it('a Codex decision and result link through call_id; secrets are redacted before they reach the ledger', async () => {
     const at = '1700000000000000000';
     await send('logs', [
-      { timeUnixNano: at, eventName: 'codex.tool_decision', attributes: kv({ 'conversation.id': 'codex-1', tool_name: 'shell', call_id: 'c9', decision: 'approved', source: 'user' }) },
+      {
+        timeUnixNano: at,
+        eventName: 'codex.tool_decision',
+        attributes: kv({
+          'conversation.id': 'codex-1',
+          tool_name: 'shell',
+          call_id: 'c9',
+          decision: 'approved',
+          source: 'user',
+        }),
+      },
       {
         timeUnixNano: at,
         eventName: 'codex.tool_result',
-        attributes: kv({ 'conversation.id': 'codex-1', tool_name: 'shell', call_id: 'c9', success: 'true', duration_ms: 12, output: 'AWS key AKIAIOSFODNN7EXAMPLE found' }),
+        attributes: kv({
+          'conversation.id': 'codex-1',
+          tool_name: 'shell',
+          call_id: 'c9',
+          success: 'true',
+          duration_ms: 12,
+          output: 'AWS key AKIAIOSFODNN7EXAMPLE found',
+        }),
       },
-      { timeUnixNano: at, eventName: 'codex.api_request', attributes: kv({ 'conversation.id': 'codex-1', model: 'gpt-5', duration_ms: 900 }) },
+      {
+        timeUnixNano: at,
+        eventName: 'codex.api_request',
+        attributes: kv({ 'conversation.id': 'codex-1', model: 'gpt-5', duration_ms: 900 }),
+      },
     ]);
     const e = events('otlp-codex-1');
     expect(e.map((x) => x.kind)).toEqual(['action_allowed', 'tool_returned', 'codex_api_request']);

@@ -9,7 +9,13 @@ import { sender } from './helpers/otel-sender';
 // Claude-Code-style tool_decision / tool_result log records.
 
 const toolCall = (id: string, name: string, args: unknown) =>
-  JSON.stringify([{ role: 'assistant', parts: [{ type: 'tool_call', id, name, arguments: args }], finish_reason: 'tool_call' }]);
+  JSON.stringify([
+    {
+      role: 'assistant',
+      parts: [{ type: 'tool_call', id, name, arguments: args }],
+      finish_reason: 'tool_call',
+    },
+  ]);
 
 function readRun(folder: string, runId: string): { events: StoredEvent[]; run: ReturnType<Ledger['run']> } {
   const l = Ledger.open(folder, { appendHelper: false });
@@ -31,7 +37,11 @@ for (const protocol of ['proto', 'json'] as const) {
       expect(s.otlp).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const snd = sender(s.otlp!, protocol);
       const c = { 'gen_ai.conversation.id': conv };
-      const agent = snd.span('invoke_agent fixer', { ...c, 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'fixer' });
+      const agent = snd.span('invoke_agent fixer', {
+        ...c,
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': 'fixer',
+      });
       const chat = snd.span(
         'chat gpt-test',
         {
@@ -46,7 +56,13 @@ for (const protocol of ['proto', 'json'] as const) {
         agent,
       );
       await snd.end(chat);
-      await snd.log('claude_code.tool_decision', { 'session.id': conv, tool_name: 'read_file', decision: 'accept', source: 'config', tool_use_id: 'call_read' });
+      await snd.log('claude_code.tool_decision', {
+        'session.id': conv,
+        tool_name: 'read_file',
+        decision: 'accept',
+        source: 'config',
+        tool_use_id: 'call_read',
+      });
       const tool = snd.span(
         'execute_tool read_file',
         {
@@ -61,10 +77,30 @@ for (const protocol of ['proto', 'json'] as const) {
       );
       await snd.end(tool);
       // A refused call: the harness says no (the user rejected it); no tool runs.
-      await snd.log('claude_code.tool_decision', { 'session.id': conv, tool_name: 'Bash', decision: 'reject', source: 'user_reject' });
-      await snd.log('claude_code.tool_result', { 'session.id': conv, tool_name: 'Bash', success: false, duration_ms: 3, error: 'rejected by user' });
+      await snd.log('claude_code.tool_decision', {
+        'session.id': conv,
+        tool_name: 'Bash',
+        decision: 'reject',
+        source: 'user_reject',
+      });
+      await snd.log('claude_code.tool_result', {
+        'session.id': conv,
+        tool_name: 'Bash',
+        success: false,
+        duration_ms: 3,
+        error: 'rejected by user',
+      });
       // A tool that failed: the span's error status.
-      const bad = snd.span('execute_tool run_tests', { ...c, 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'run_tests', 'gen_ai.tool.call.id': 'call_t' }, agent);
+      const bad = snd.span(
+        'execute_tool run_tests',
+        {
+          ...c,
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'run_tests',
+          'gen_ai.tool.call.id': 'call_t',
+        },
+        agent,
+      );
       await snd.end(bad, { error: 'exit 1' });
       // A child span that names no conversation, ending after its trace named one: it joins that run.
       const late = snd.span('step', { note: 'no conversation id here' }, agent);
@@ -103,18 +139,46 @@ for (const protocol of ['proto', 'json'] as const) {
       const logs = events.filter((e) => (e.payload.otel as { signal?: string }).signal === 'log');
       const [proposed, invoked, returned, badInvoked, badReturned, step, agent] = spans;
       const [allowed, denied, deniedResult] = logs;
-      expect(proposed!.payload).toMatchObject({ call_id: 'call_read', tool: 'read_file', args: { path: 'src/a.py' }, tokens: 150, model: 'gpt-test' });
-      expect(allowed!.payload).toMatchObject({ call_id: 'call_read', rule: 'claude_code.config', decided_by: 'config', tool: 'read_file' });
-      expect(invoked!.payload).toMatchObject({ call_id: 'call_read', tool: 'read_file', args: { path: 'src/a.py' } });
-      expect(returned!.payload).toMatchObject({ call_id: 'call_read', status: 'ok', excerpt: 'def f():\n    return 1\n', bytes: 22 });
-      expect(denied!.payload).toMatchObject({ tool: 'Bash', decided_by: 'user', rule: 'claude_code.user_reject' });
+      expect(proposed!.payload).toMatchObject({
+        call_id: 'call_read',
+        tool: 'read_file',
+        args: { path: 'src/a.py' },
+        tokens: 150,
+        model: 'gpt-test',
+      });
+      expect(allowed!.payload).toMatchObject({
+        call_id: 'call_read',
+        rule: 'claude_code.config',
+        decided_by: 'config',
+        tool: 'read_file',
+      });
+      expect(invoked!.payload).toMatchObject({
+        call_id: 'call_read',
+        tool: 'read_file',
+        args: { path: 'src/a.py' },
+      });
+      expect(returned!.payload).toMatchObject({
+        call_id: 'call_read',
+        status: 'ok',
+        excerpt: 'def f():\n    return 1\n',
+        bytes: 22,
+      });
+      expect(denied!.payload).toMatchObject({
+        tool: 'Bash',
+        decided_by: 'user',
+        rule: 'claude_code.user_reject',
+      });
       expect(deniedResult!.payload).toMatchObject({ call_id: denied!.payload.call_id, status: 'error' });
       expect(badInvoked!.payload.call_id).toBe('call_t');
       expect(badReturned!.payload).toMatchObject({ call_id: 'call_t', status: 'error', error: 'exit 1' });
       expect(step!.payload).toMatchObject({ name: 'step' });
       expect(agent!.payload).toMatchObject({ agent: 'fixer', subagent: false });
       // Each record keeps its raw form beside what it maps to.
-      const otel = proposed!.payload.otel as { trace_id: string; attributes: Record<string, unknown>; resource?: Record<string, unknown> };
+      const otel = proposed!.payload.otel as {
+        trace_id: string;
+        attributes: Record<string, unknown>;
+        resource?: Record<string, unknown>;
+      };
       expect(otel.trace_id).toMatch(/^[0-9a-f]{32}$/);
       expect(otel.attributes['gen_ai.usage.input_tokens']).toBe(120);
       expect(otel.resource?.['service.name']).toBe('otel-sdk-test');
@@ -125,7 +189,10 @@ for (const protocol of ['proto', 'json'] as const) {
 
     it('shows the run in the inspector’s API like any other', async () => {
       const runs = await s.call<{ run_id: string; source: string; format: string }[]>('runs.list');
-      expect(runs.find((r) => r.run_id === `otlp-${conv}`)).toMatchObject({ source: 'imported', format: 'otlp' });
+      expect(runs.find((r) => r.run_id === `otlp-${conv}`)).toMatchObject({
+        source: 'imported',
+        format: 'otlp',
+      });
     });
   });
 }

@@ -33,9 +33,16 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       '--first-run',
       'create the folder if needed and, when it has no runs, make a few of the built-in tasks',
     )
-    .option('--otlp-port <port>', 'port of the OTLP/HTTP receiver on 127.0.0.1 (default 4318; 0: any free port)', portArg)
+    .option(
+      '--otlp-port <port>',
+      'port of the OTLP/HTTP receiver on 127.0.0.1 (default 4318; 0: any free port)',
+      portArg,
+    )
     .option('--no-otlp', 'do not receive OpenTelemetry (OTLP/HTTP traces and logs)')
-    .option('--otlp-token [token]', 'require this bearer token from OTLP senders (no value: a random one, printed)')
+    .option(
+      '--otlp-token [token]',
+      'require this bearer token from OTLP senders (no value: a random one, printed)',
+    )
     .action(async (folder: string | undefined, o: { port?: number; firstRun?: boolean } & OtlpFlags) => {
       if (folder) program.setOptionValue('folder', path.resolve(folder));
       const svc = await ctx.service({ create: Boolean(o.firstRun) });

@@ -69,26 +69,32 @@ export async function serve(
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const info = await new Promise<{ url: string; port: number; otlp?: { endpoint?: string } | null }>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`serve did not print its URL in 30 s\n${out}\n${err}`)),
-      30_000,
-    );
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      try {
-        const parsed = JSON.parse(out) as { url: string; port: number; otlp?: { endpoint?: string } | null };
+  const info = await new Promise<{ url: string; port: number; otlp?: { endpoint?: string } | null }>(
+    (resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`serve did not print its URL in 30 s\n${out}\n${err}`)),
+        30_000,
+      );
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        try {
+          const parsed = JSON.parse(out) as {
+            url: string;
+            port: number;
+            otlp?: { endpoint?: string } | null;
+          };
+          clearTimeout(timer);
+          resolve(parsed);
+        } catch {
+          // not a whole JSON document yet
+        }
+      });
+      child.on('exit', (code) => {
         clearTimeout(timer);
-        resolve(parsed);
-      } catch {
-        // not a whole JSON document yet
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}\n${out}\n${err}`));
-    });
-  });
+        reject(new Error(`serve exited with ${code}\n${out}\n${err}`));
+      });
+    },
+  );
   const token = new URL(info.url).searchParams.get('token') ?? '';
   const base = `http://127.0.0.1:${info.port}`;
   const callRaw: Served['callRaw'] = async (method, args = {}) => {

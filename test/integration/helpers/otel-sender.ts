@@ -17,21 +17,27 @@ export interface Sender {
   shutdown(): Promise<void>;
 }
 
-export function sender(endpoint: string, protocol: 'proto' | 'json', headers: Record<string, string> = {}): Sender {
+export function sender(
+  endpoint: string,
+  protocol: 'proto' | 'json',
+  headers: Record<string, string> = {},
+): Sender {
   const resource = resourceFromAttributes({ 'service.name': 'otel-sdk-test' });
   const traceOpts = { url: `${endpoint}/v1/traces`, headers };
   const logOpts = { url: `${endpoint}/v1/logs`, headers };
   const tracerProvider = new NodeTracerProvider({
     resource,
     spanProcessors: [
-      new SimpleSpanProcessor(protocol === 'proto' ? new ProtoTraceExporter(traceOpts) : new JsonTraceExporter(traceOpts)),
+      new SimpleSpanProcessor(
+        protocol === 'proto' ? new ProtoTraceExporter(traceOpts) : new JsonTraceExporter(traceOpts),
+      ),
     ],
   });
   const loggerProvider = new LoggerProvider({
     resource,
     processors: [
       new SimpleLogRecordProcessor({
-        exporter: protocol === "proto" ? new ProtoLogExporter(logOpts) : new JsonLogExporter(logOpts),
+        exporter: protocol === 'proto' ? new ProtoLogExporter(logOpts) : new JsonLogExporter(logOpts),
       }),
     ],
   });
@@ -39,14 +45,22 @@ export function sender(endpoint: string, protocol: 'proto' | 'json', headers: Re
   const logger = loggerProvider.getLogger('com.anthropic.claude_code.events', '2.0.0');
   return {
     span: (name, attributes, parent) =>
-      tracer.startSpan(name, { attributes }, parent ? trace.setSpan(context.active(), parent) : context.active()),
+      tracer.startSpan(
+        name,
+        { attributes },
+        parent ? trace.setSpan(context.active(), parent) : context.active(),
+      ),
     async end(span, opts = {}) {
       if (opts.error) span.setStatus({ code: 2, message: opts.error });
       span.end();
       await tracerProvider.forceFlush();
     },
     async log(eventName, attributes) {
-      logger.emit({ eventName, body: eventName, attributes: { 'event.name': eventName.split('.').pop()!, ...attributes } });
+      logger.emit({
+        eventName,
+        body: eventName,
+        attributes: { 'event.name': eventName.split('.').pop()!, ...attributes },
+      });
       await loggerProvider.forceFlush();
     },
     async shutdown() {
