@@ -2,7 +2,6 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliContext } from '../context';
-import { exportRunsOtlp, parseOtlpHeaders, sendOtlp } from '../../otlp/export';
 
 export function registerOtlpCommands(program: Command, ctx: CliContext): void {
   program
@@ -36,6 +35,8 @@ export function registerOtlpCommands(program: Command, ctx: CliContext): void {
       ) => {
         if (!o.out === !o.endpoint)
           throw new InvalidArgumentError('give one of --out <file> or --endpoint <url>');
+        // Loaded here, not at startup: protobufjs and the OTLP definitions would cost every command.
+        const { exportRunsOtlp, parseOtlpHeaders, sendOtlp } = await import('../../otlp/export');
         const ledger = await ctx.ledger();
         if (o.out) {
           const { requests, spans } = exportRunsOtlp(ledger, runs);

@@ -5,7 +5,6 @@ import { InvalidArgumentError } from 'commander';
 import type { CliContext } from '../context';
 import { startWebServer } from '../../transports/http';
 import { rendererDir } from '../../paths';
-import { otlpLine, startOtlpFor } from '../../otlp/start';
 
 interface OtlpFlags {
   otlp: boolean;
@@ -49,6 +48,8 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       if (o.firstRun) await openDefaultFolder(svc, svc.ctx.folder());
       svc.keepLive();
       const server = await startWebServer(svc, { port: o.port, staticDir: rendererDir() });
+      // Loaded only by serve: protobufjs and the OTLP definitions cost every other command time.
+      const { otlpLine, startOtlpFor } = await import('../../otlp/start');
       const otlp = o.otlp ? await startOtlpFor(svc, { port: o.otlpPort, token: o.otlpToken }) : null;
       ctx.print(
         { url: server.url, port: server.port, folder: svc.ctx.folder(), otlp: otlp?.info ?? null },
