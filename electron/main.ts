@@ -16,6 +16,7 @@ import {
 import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { ProofloopService } from './service/service';
+import { startOtlpFor } from './otlp/start';
 import { CSP } from './transports/csp';
 import { forwardPushes, registerIpc } from './transports/ipc';
 import { DROP_CHANNEL } from './transports/ipc-channels';
@@ -213,6 +214,9 @@ async function main(): Promise<void> {
   }
   buildMenu();
   createWindow();
+  // OTLP/HTTP on 127.0.0.1:4318 into the open folder (a port already taken is skipped, not fatal).
+  const otlp = await startOtlpFor(service);
+  app.on('will-quit', () => void otlp.receiver?.close());
   app.on('window-all-closed', () => app.quit());
 }
 

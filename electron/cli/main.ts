@@ -7,6 +7,7 @@ import { registerLedgerCommands } from './commands/ledger';
 import { registerServeCommands } from './commands/serve';
 import { registerStateCommands } from './commands/state';
 import { registerRunnerCommands } from './commands/runner';
+import { registerOtlpCommands } from './commands/otlp';
 
 const VERSION = '0.1.0';
 
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerServeCommands(program, ctx);
   registerStateCommands(program, ctx);
   registerRunnerCommands(program, ctx);
+  registerOtlpCommands(program, ctx);
   program.addHelpText(
     'after',
     `

@@ -299,10 +299,13 @@ export class Ledger implements LedgerReader {
     if (r.changes === 0) throw new ProofloopError('conflict', `run ${runId} already exists`);
   }
 
-  /** Opens the single writer of an executed run; a second writer, in any process, gets a clear error. */
   /**
+   * Opens the single writer of an executed run; a second writer, in any process, gets a clear error.
    * `resume`: the host's resume, whose writer may append run_resumed after run_failed (terminal.ts).
    * `annotateOnly`: a writer that may append event_annotated and nothing else (the renderer's).
+   * `live` names the format of a read-only run that a live receiver chains as it arrives (the OTLP
+   * receiver's runs): only such a writer may continue it, and it keeps no JSONL mirror (a mirror
+   * of a non-executed run would be imported again as a run of its own).
    */
   writer(
     runId: string,
@@ -311,15 +314,17 @@ export class Ledger implements LedgerReader {
       create?: CreateRunOptions | false;
       resume?: boolean;
       annotateOnly?: boolean;
+      live?: RunFormat;
     } = {},
   ): RunWriter {
     const existing = this.run(runId);
+    const source = existing?.source ?? (opts.create ? opts.create.source : undefined) ?? 'executed';
     // Before anything is created: a run folder that is a link is refused here (forbidden_path).
-    const mirror = new MirrorAppender(this.folder, runId);
+    const mirror = new MirrorAppender(this.folder, runId, source === 'executed');
     if (!existing) {
       if (opts.create === false) throw new ProofloopError('not_found', `no run ${runId} in ${this.folder}`);
       this.createRun(runId, opts.create ?? {});
-    } else if (existing.source !== 'executed') {
+    } else if (existing.source !== 'executed' && (opts.live === undefined || existing.format !== opts.live)) {
       throw new ProofloopError('read_only', `run ${runId} was ${existing.source}: it is read-only`);
     }
     const token = acquireWriter(this.db, runId, opts.label ?? null);

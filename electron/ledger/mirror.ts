@@ -113,16 +113,20 @@ export function mirrorPath(folder: string, runId: string): string {
  */
 export class MirrorAppender {
   private fd: number | null = null;
-  /** Throws forbidden_path at once when the run folder or its mirror is a link. */
+  /**
+   * Throws forbidden_path at once when the run folder or its mirror is a link. `mirrored` false:
+   * no mirror (a live receiver's read-only run: a mirror would be imported again as a run).
+   */
   constructor(
     private readonly folder: string,
     private readonly runId: string,
+    private readonly mirrored = true,
   ) {
-    mirrorPath(folder, runId);
+    if (mirrored) mirrorPath(folder, runId);
   }
 
   append(lines: readonly string[]): void {
-    if (lines.length === 0) return;
+    if (lines.length === 0 || !this.mirrored) return;
     try {
       if (this.fd === null) {
         mkdirConfined(this.folder, this.runId, 'run folder');

@@ -120,7 +120,9 @@ function RunHeader() {
             title={
               run?.source === 'bundle'
                 ? 'opened from a bundle: nothing can be re-executed'
-                : 'imported from an agent’s events.jsonl: a record to read, not a ProofLoop run to re-execute'
+                : run?.format === 'otlp'
+                  ? 'received over OpenTelemetry (OTLP): a record to read, not a ProofLoop run to re-execute'
+                  : 'imported from an agent’s events.jsonl: a record to read, not a ProofLoop run to re-execute'
             }
           >
             read-only

@@ -11,6 +11,8 @@ export interface Served {
   port: number;
   token: string;
   folder: string;
+  /** The OTLP receiver's endpoint (`serve` runs one on a free port here, never on 4318). */
+  otlp: string | null;
   /** Calls the API like the renderer does; throws on an error result. */
   call<T = unknown>(method: string, args?: unknown): Promise<T>;
   /** Calls the API and returns the raw Result. */
@@ -78,35 +80,54 @@ export function appendWithCli(
 }
 
 /** Spawns `proofloop serve <folder> --json`, reads its URL from stdout. */
-export async function serve(folder: string): Promise<Served> {
+export async function serve(
+  folder: string,
+  opts: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<Served> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(repoRoot, 'electron/cli/main.ts'), 'serve', folder, '--json'],
-    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+    [
+      '--import',
+      'tsx',
+      path.join(repoRoot, 'electron/cli/main.ts'),
+      'serve',
+      folder,
+      '--json',
+      '--otlp-port',
+      '0',
+      ...(opts.args ?? []),
+    ],
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } },
   );
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const info = await new Promise<{ url: string; port: number }>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`serve did not print its URL in 30 s\n${out}\n${err}`)),
-      30_000,
-    );
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      try {
-        const parsed = JSON.parse(out) as { url: string; port: number };
+  const info = await new Promise<{ url: string; port: number; otlp?: { endpoint?: string } | null }>(
+    (resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`serve did not print its URL in 30 s\n${out}\n${err}`)),
+        30_000,
+      );
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        try {
+          const parsed = JSON.parse(out) as {
+            url: string;
+            port: number;
+            otlp?: { endpoint?: string } | null;
+          };
+          clearTimeout(timer);
+          resolve(parsed);
+        } catch {
+          // not a whole JSON document yet
+        }
+      });
+      child.on('exit', (code) => {
         clearTimeout(timer);
-        resolve(parsed);
-      } catch {
-        // not a whole JSON document yet
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}\n${out}\n${err}`));
-    });
-  });
+        reject(new Error(`serve exited with ${code}\n${out}\n${err}`));
+      });
+    },
+  );
   const token = new URLSearchParams(new URL(info.url).hash.slice(1)).get('token') ?? '';
   const base = `http://127.0.0.1:${info.port}`;
   const callRaw: Served['callRaw'] = async (method, args = {}) => {
@@ -123,6 +144,7 @@ export async function serve(folder: string): Promise<Served> {
     port: info.port,
     token,
     folder,
+    otlp: info.otlp?.endpoint ?? null,
     callRaw,
     async call<T>(method: string, args: unknown = {}) {
       const r = await callRaw(method, args);

@@ -1,0 +1,211 @@
+/**
+ * OTLP receiver throughput (issue 14). Runnable alone: `npx tsx bench/otlp.ts [spans]`.
+ * Spans received per second as they are made durable: requests of 100 GenAI spans (half `chat`
+ * spans proposing a tool call, half `execute_tool` spans: 150 events a request), posted over a
+ * real socket to the receiver, two requests in flight, each answered after its one transaction
+ * committed; in protobuf and in JSON. Beside it, in the same process on the same disk, the ledger's
+ * own batched append rate with batches of the same 150 events (what the receiver's appends cost
+ * without decoding, mapping and HTTP). Goal: ≥ 20,000 spans/s.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Ledger } from '../electron/ledger';
+import { startOtlpReceiver } from '../electron/otlp';
+import { requestTypes } from '../electron/otlp/decode';
+import { isMain } from './is-main';
+
+const SPANS_PER_REQUEST = 100;
+
+function kv(key: string, v: string | number) {
+  return { key, value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v } };
+}
+
+/** One request of 100 spans in the OTLP JSON mapping (hex ids, times as strings). */
+function requestJson(r: number, conversation: string, traceBase: number): Record<string, unknown> {
+  const traceId = (traceBase + r + 1).toString(16).padStart(32, '0');
+  const t0 = 1_700_000_000_000_000_000n + BigInt(r) * 1_000_000_000n;
+  const spans = [];
+  for (let i = 0; i < SPANS_PER_REQUEST; i++) {
+    const call = `call_${r}_${i >> 1}`;
+    const start = t0 + BigInt(i) * 1_000_000n;
+    const common = {
+      traceId,
+      spanId: (r * SPANS_PER_REQUEST + i + 1).toString(16).padStart(16, '0'),
+      parentSpanId: 'ffffffffffffffff',
+      startTimeUnixNano: start.toString(),
+      endTimeUnixNano: (start + 800_000n).toString(),
+    };
+    spans.push(
+      i % 2 === 0
+        ? {
+            ...common,
+            name: 'chat gpt-bench',
+            kind: 3,
+            attributes: [
+              kv('gen_ai.operation.name', 'chat'),
+              kv('gen_ai.conversation.id', conversation),
+              kv('gen_ai.request.model', 'gpt-bench'),
+              kv('gen_ai.usage.input_tokens', 1200 + i),
+              kv('gen_ai.usage.output_tokens', 40),
+              kv(
+                'gen_ai.output.messages',
+                JSON.stringify([
+                  {
+                    role: 'assistant',
+                    parts: [
+                      { type: 'tool_call', id: call, name: 'read_file', arguments: { path: `src/m${i}.py` } },
+                    ],
+                    finish_reason: 'tool_call',
+                  },
+                ]),
+              ),
+            ],
+          }
+        : {
+            ...common,
+            name: 'execute_tool read_file',
+            kind: 1,
+            attributes: [
+              kv('gen_ai.operation.name', 'execute_tool'),
+              kv('gen_ai.conversation.id', conversation),
+              kv('gen_ai.tool.name', 'read_file'),
+              kv('gen_ai.tool.call.id', call),
+              kv('gen_ai.tool.call.arguments', `{"path":"src/m${i}.py"}`),
+              kv('gen_ai.tool.call.result', `def f${i}(x):\n    return x * ${i}\n`.repeat(4)),
+            ],
+          },
+    );
+  }
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [kv('service.name', 'bench-agent')] },
+        scopeSpans: [{ scope: { name: 'bench' }, spans }],
+      },
+    ],
+  };
+}
+
+function toProtobuf(req: Record<string, unknown>): Buffer {
+  const T = requestTypes.traces;
+  const json = JSON.stringify(req, (k, v: unknown) =>
+    (k === 'traceId' || k === 'spanId' || k === 'parentSpanId') && typeof v === 'string'
+      ? Buffer.from(v, 'hex').toString('base64')
+      : v,
+  );
+  return Buffer.from(T.encode(T.fromObject(JSON.parse(json) as Record<string, unknown>)).finish());
+}
+
+function post(agent: Agent, port: number, body: Buffer, type: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/traces',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': type, 'content-length': body.length },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function sendAll(port: number, bodies: Buffer[], type: string, inFlight = 2): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: inFlight });
+  let next = 0;
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < bodies.length) {
+        const status = await post(agent, port, bodies[next++]!, type);
+        if (status !== 200) throw new Error(`receiver answered ${status}`);
+      }
+    }),
+  );
+  const ms = performance.now() - t;
+  agent.destroy();
+  return ms;
+}
+
+const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
+const cpuMicros = (c0: NodeJS.CpuUsage) => {
+  const c = process.cpuUsage(c0);
+  return c.user + c.system;
+};
+
+export async function benchOtlp(spans = 20_000) {
+  const root = mkdtempSync(path.join(tmpdir(), 'pl-bench-otlp-'));
+  try {
+    const ledger = Ledger.open(path.join(root, 'rx'));
+    const rx = await startOtlpReceiver({ ledger: () => ledger, port: 0 });
+    const requests = Math.max(2, Math.round(spans / SPANS_PER_REQUEST));
+    const out: Record<string, unknown> = { spans_per_request: SPANS_PER_REQUEST, requests };
+    let eventsPerRequest = 0;
+    for (const encoding of ['protobuf', 'json'] as const) {
+      const conv = `bench-${encoding}`;
+      const bodies = Array.from({ length: requests }, (_, r) => {
+        const j = requestJson(r, conv, encoding === 'protobuf' ? 0 : 1 << 24);
+        return encoding === 'protobuf' ? toProtobuf(j) : Buffer.from(JSON.stringify(j));
+      });
+      const type = encoding === 'protobuf' ? 'application/x-protobuf' : 'application/json';
+      await sendAll(rx.port, bodies.slice(0, 2), type); // warm-up: the run and its writer exist
+      const before = ledger.run(`otlp-${conv}`)!.event_count;
+      const c0 = process.cpuUsage();
+      const ms = await sendAll(rx.port, bodies, type);
+      const cpu = cpuMicros(c0);
+      const events = ledger.run(`otlp-${conv}`)!.event_count - before;
+      eventsPerRequest = events / requests;
+      out[encoding] = {
+        spans_per_s: rate(requests * SPANS_PER_REQUEST, ms),
+        events_per_s: rate(events, ms),
+        ms: Math.round(ms),
+        body_kb: Math.round(bodies[0]!.length / 1024),
+        cpu_us_per_span: Math.round((cpu / (requests * SPANS_PER_REQUEST)) * 10) / 10,
+      };
+    }
+    await rx.close();
+
+    // The ledger alone, same process and disk: appendBatch of the receiver's own events, in
+    // batches of one request's events, copied from what the receiver stored.
+    const stored = ledger.read('otlp-bench-protobuf', { limit: Math.round(eventsPerRequest) });
+    const items = stored.map((e) => ({ kind: e.kind, payload: e.payload }));
+    const w = ledger.writer('ledger-batched', { create: { source: 'executed' } });
+    w.appendBatch(items);
+    const c0 = process.cpuUsage();
+    const t = performance.now();
+    for (let r = 0; r < requests; r++) w.appendBatch(items);
+    const ms = performance.now() - t;
+    const cpu = cpuMicros(c0);
+    w.close();
+    out.ledger_batched = {
+      batch: items.length,
+      events_per_s: rate(requests * items.length, ms),
+      ms: Math.round(ms),
+      cpu_us_per_event: Math.round((cpu / (requests * items.length)) * 10) / 10,
+    };
+    const pb = out.protobuf as { events_per_s: number };
+    out.receiver_share_of_ledger_rate =
+      Math.round((pb.events_per_s / (out.ledger_batched as { events_per_s: number }).events_per_s) * 100) /
+      100;
+    out.goal = '>= 20,000 spans/s with 100-span batches';
+    ledger.close();
+    return out;
+  } finally {
+    if (!process.env.KEEP) rmSync(root, { recursive: true, force: true });
+    else console.error(root);
+  }
+}
+
+if (isMain('otlp')) {
+  const n = Number(process.argv[2] ?? 20_000);
+  console.log(JSON.stringify(await benchOtlp(n), null, 2));
+}

@@ -1,0 +1,2 @@
+export { startOtlpReceiver, type OtlpReceiver, type OtlpReceiverOptions } from './server';
+export { exportRunsOtlp, sendOtlp } from './export';

@@ -1,0 +1,135 @@
+import type { OtlpLog } from './types';
+import {
+  first,
+  isoOf,
+  kindName,
+  parsed,
+  resultFields,
+  str,
+  type LogMapper,
+  type MappedItem,
+  type RunMapState,
+} from './map-util';
+
+/**
+ * The log events Claude Code (`claude_code.*`) and Codex (`codex.*`) export: the only place the
+ * harness says what it allowed or refused. `tool_decision` becomes action_allowed / action_denied
+ * naming who decided (config, user, hook), `tool_result` becomes tool_returned; the others
+ * (user_prompt, api_request, api_error, sse_event, conversation_starts, …) are events of their own
+ * kind, `claude_code_api_request` and so on, with their attributes.
+ *
+ * Neither harness puts a call id on every version's events: when one is missing, a decision gets
+ * `<tool>#<n>` and the next tool_result of that tool takes the oldest such id, so the decision and
+ * its result still link.
+ */
+
+const FAMILY = /^(claude_code|codex)\.([a-z0-9_.]+)$/;
+const ALLOWED = new Set([
+  'accept',
+  'accepted',
+  'allow',
+  'allowed',
+  'approved',
+  'approved_for_session',
+  'approve',
+]);
+
+function eventOf(l: OtlpLog): { family: string; op: string } | null {
+  const names = [l.eventName, typeof l.body === 'string' ? l.body : ''];
+  for (const n of names) {
+    const m = FAMILY.exec(n);
+    if (m) return { family: m[1]!, op: m[2]! };
+  }
+  // Claude Code's `event.name` attribute is the bare name; its scope says whose it is.
+  if (/claude_code/.test(l.scope.name) && l.eventName) return { family: 'claude_code', op: l.eventName };
+  return null;
+}
+
+/** Who decided: Claude Code says config, hook, user_permanent, user_temporary, user_reject…; Codex config or user. */
+function decidedBy(source: string | undefined): string {
+  if (!source) return 'unknown';
+  if (source.startsWith('user')) return 'user';
+  return source;
+}
+
+function callIdOf(l: OtlpLog): string | undefined {
+  return first(l.attributes, ['tool_use_id', 'call_id', 'tool_call_id', 'gen_ai.tool.call.id']);
+}
+
+function decision(l: OtlpLog, family: string, st: RunMapState): MappedItem {
+  const a = l.attributes;
+  const tool = str(a, 'tool_name') ?? str(a, 'tool') ?? 'tool';
+  const value = (str(a, 'decision') ?? '').toLowerCase();
+  const source = str(a, 'source') ?? str(a, 'decision_source');
+  let callId = callIdOf(l);
+  if (!callId) {
+    callId = `${tool}#${++st.decisions}`;
+    const q = st.pending.get(tool) ?? [];
+    q.push(callId);
+    st.pending.set(tool, q.slice(-1000));
+  }
+  const base = {
+    call_id: callId,
+    tool,
+    decision: value || null,
+    decided_by: decidedBy(source),
+    source: source ?? null,
+    harness: family,
+  };
+  const at = isoOf(l.timeNs) ?? isoOf(l.observedNs);
+  if (ALLOWED.has(value))
+    return { kind: 'action_allowed', at, payload: { rule: `${family}.${source ?? 'unknown'}`, ...base } };
+  return {
+    kind: 'action_denied',
+    at,
+    payload: {
+      rule: `${family}.${source ?? 'unknown'}`,
+      reason: `${value || 'denied'} by ${decidedBy(source)}`,
+      ...base,
+    },
+  };
+}
+
+function result(l: OtlpLog, family: string, st: RunMapState): MappedItem {
+  const a = l.attributes;
+  const tool = str(a, 'tool_name') ?? str(a, 'tool') ?? 'tool';
+  const callId = callIdOf(l) ?? st.pending.get(tool)?.shift() ?? `${tool}#result-${++st.decisions}`;
+  const success = a.success;
+  const ok = success === true || success === 'true';
+  const output = a.output ?? a.tool_output ?? a.error;
+  const ms = Number(a.duration_ms);
+  return {
+    kind: 'tool_returned',
+    at: isoOf(l.timeNs) ?? isoOf(l.observedNs),
+    payload: {
+      call_id: callId,
+      tool,
+      status: ok ? 'ok' : 'error',
+      duration_ms: Number.isFinite(ms) && ms >= 0 ? ms : 0,
+      ...resultFields(output === undefined ? undefined : output),
+      ...(a.tool_parameters !== undefined || a.arguments !== undefined
+        ? { args: parsed(a.tool_parameters ?? a.arguments) }
+        : {}),
+      ...(str(a, 'decision') ? { decision: str(a, 'decision') } : {}),
+      ...(a.error !== undefined ? { error: a.error } : {}),
+      harness: family,
+    },
+  };
+}
+
+export const agentLogs: LogMapper = {
+  family: 'claude-code/codex',
+  log(l, st) {
+    const e = eventOf(l);
+    if (!e) return null;
+    if (e.op === 'tool_decision') return [decision(l, e.family, st)];
+    if (e.op === 'tool_result') return [result(l, e.family, st)];
+    return [
+      {
+        kind: kindName(`${e.family}_${e.op}`, 'agent_log_event'),
+        at: isoOf(l.timeNs) ?? isoOf(l.observedNs),
+        payload: { event: `${e.family}.${e.op}`, ...l.attributes },
+      },
+    ];
+  },
+};

@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import type { AttrValue, Attrs, OtlpLog, OtlpSpan } from './types';
+
+/** One event a record maps to; `at` is the record's own time. */
+export interface MappedItem {
+  kind: string;
+  payload: Record<string, unknown>;
+  at?: string;
+  v?: number;
+}
+
+/**
+ * What a run's mapping remembers between records, in memory for the live run: which inference
+ * spans counted tokens (a wrapper span repeating them must not count them again) and the call
+ * ids of harness decisions still waiting for their tool's result.
+ */
+export class RunMapState {
+  /** Inference span ids that counted tokens, and the parent span each one sits under. */
+  readonly counted = new Map<string, string | null>();
+  /** parent span id → the child inference span that counted tokens under it. */
+  readonly countedUnder = new Map<string, string>();
+  /** tool name → call ids of decisions whose tool_result has not come yet (oldest first). */
+  readonly pending = new Map<string, string[]>();
+  decisions = 0;
+
+  noteCounted(spanId: string, parent: string | null): void {
+    this.counted.set(spanId, parent);
+    if (parent) this.countedUnder.set(parent, spanId);
+    // Bounded: a long-lived run keeps the latest spans only (wrappers end soon after their children).
+    if (this.counted.size > 20_000) {
+      const [first, p] = this.counted.entries().next().value as [string, string | null];
+      this.counted.delete(first);
+      if (p && this.countedUnder.get(p) === first) this.countedUnder.delete(p);
+    }
+  }
+}
+
+export interface SpanMapper {
+  family: string;
+  span(s: OtlpSpan, st: RunMapState): MappedItem[] | null;
+}
+
+export interface LogMapper {
+  family: string;
+  log(l: OtlpLog, st: RunMapState): MappedItem[] | null;
+}
+
+const NS_PER_MS = 1_000_000n;
+
+/** Unix nanoseconds (decimal string) as an ISO time, or undefined for 0 (unset: the ledger stamps it). */
+export function isoOf(ns: string): string | undefined {
+  if (ns === '0' || ns === '') return undefined;
+  const ms = Number(BigInt(ns) / NS_PER_MS);
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+}
+
+export function durationMs(startNs: string, endNs: string): number {
+  const d = Number(BigInt(endNs) - BigInt(startNs)) / 1e6;
+  return d > 0 && Number.isFinite(d) ? Math.round(d * 1000) / 1000 : 0;
+}
+
+export const str = (a: Attrs, k: string): string | undefined => {
+  const v = a[k];
+  return typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined;
+};
+
+export const int = (a: Attrs, k: string): number | undefined => {
+  const v = a[k];
+  const n = typeof v === 'string' ? Number(v) : v;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
+};
+
+export function first(a: Attrs, keys: readonly string[]): string | undefined {
+  for (const k of keys) {
+    const v = str(a, k);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+/** A JSON text as its value, anything else as it is (GenAI attributes carry JSON in strings). */
+export function parsed(v: AttrValue | undefined): unknown {
+  if (typeof v !== 'string') return v ?? null;
+  const t = v.trim();
+  if (!(t.startsWith('{') || t.startsWith('['))) return v;
+  try {
+    return JSON.parse(t) as unknown;
+  } catch {
+    return v;
+  }
+}
+
+const EXCERPT = 4096;
+
+/** A tool result as tool_returned keeps it: a bounded excerpt, the digest and size of the whole. */
+export function resultFields(v: unknown): { excerpt?: string; digest?: string; bytes?: number } {
+  if (v === undefined || v === null) return {};
+  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  const bytes = Buffer.byteLength(text);
+  return {
+    excerpt: text.length > EXCERPT ? `${text.slice(0, EXCERPT)}…` : text,
+    digest: createHash('sha256').update(text).digest('hex'),
+    bytes,
+  };
+}
+
+/** A name as a ProofLoop kind (KIND_RE: snake_case, at most 64 characters). */
+export function kindName(name: string, fallback: string): string {
+  const k = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 64);
+  return /^[a-z]/.test(k) ? k : fallback;
+}
+
+export const isError = (s: OtlpSpan): boolean => s.status.code === 2;
+
+/**
+ * Dotted, indexed attributes (OpenInference's `llm.output_messages.0.message.content`, OpenLLMetry's
+ * `gen_ai.completion.0.content`) under `prefix` as a list of flat records: [{ 'message.content': … }].
+ */
+export function indexed(a: Attrs, prefix: string): Record<string, AttrValue>[] {
+  const out: Record<string, AttrValue>[] = [];
+  const p = `${prefix}.`;
+  for (const [k, v] of Object.entries(a)) {
+    if (!k.startsWith(p)) continue;
+    const rest = k.slice(p.length);
+    const dot = rest.indexOf('.');
+    const i = Number(dot < 0 ? rest : rest.slice(0, dot));
+    if (!Number.isInteger(i) || i < 0 || i >= 1024) continue;
+    (out[i] ??= {})[dot < 0 ? '' : rest.slice(dot + 1)] = v;
+  }
+  return out.filter(Boolean);
+}
