@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -6,14 +6,37 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 /** Whether this code runs from the TypeScript sources (vitest, tsx) rather than the built bundle. */
 export const FROM_SOURCES = import.meta.url.endsWith('.ts');
 
-/** Environment that makes `process.execPath` behave as plain Node, also inside Electron. */
-export function nodeEnv(): Record<string, string> {
-  return process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {};
+/**
+ * The Node.js that runs the model, the judge and `node …` commands. Under plain Node it is this
+ * process's own binary. Inside Electron it cannot be: packaged builds turn the RunAsNode fuse off
+ * (electron-builder.yml), so Electron's binary no longer acts as Node; the runner then uses
+ * PROOFLOOP_NODE, else the first `node` on PATH, and says so when there is none.
+ */
+export function nodeBinary(): string {
+  if (!process.versions.electron) return process.execPath;
+  const own = process.env.PROOFLOOP_NODE;
+  if (own && isExecutable(own)) return own;
+  for (const dir of (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(path.delimiter)) {
+    const file = path.join(dir, process.platform === 'win32' ? 'node.exe' : 'node');
+    if (dir && isExecutable(file)) return file;
+  }
+  throw new Error(
+    'the runner needs Node.js to start its model and judge: put `node` on PATH or set PROOFLOOP_NODE (the desktop app does not run its own binary as Node)',
+  );
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** The whole environment of a child process (model, judge, tool): PATH and what `extra` adds, no host secret. */
 export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...extra, ...nodeEnv() };
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...extra };
 }
 
 export interface ChildCommand {
@@ -31,7 +54,7 @@ export function childEntry(name: 'model' | 'judge'): ChildCommand {
   if (FROM_SOURCES) {
     const file = fileURLToPath(new URL(`./${name}-process.ts`, import.meta.url));
     const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-    return { command: process.execPath, args: ['--import', tsx, file] };
+    return { command: nodeBinary(), args: ['--import', tsx, file] };
   }
   const here = path.dirname(fileURLToPath(import.meta.url));
   const dirs = [
@@ -43,7 +66,7 @@ export function childEntry(name: 'model' | 'judge'): ChildCommand {
   ].filter((d): d is string => Boolean(d));
   for (const d of dirs) {
     const file = path.join(d, `${name}.js`);
-    if (existsSync(file)) return { command: process.execPath, args: [file] };
+    if (existsSync(file)) return { command: nodeBinary(), args: [file] };
   }
   throw new Error(`cannot find the ${name} process entry (children/${name}.js) near ${here}`);
 }

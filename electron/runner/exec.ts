@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { childEnv } from './children';
+import { childEnv, nodeBinary } from './children';
 
 export interface CommandResult {
   exit_code: number | null;
@@ -16,7 +16,7 @@ export interface CommandResult {
 export function commandArgv(commandLine: string): { file: string; args: string[] } {
   const [head, ...args] = commandLine.trim().split(/\s+/);
   if (!head) throw new Error('empty command line');
-  return { file: head === 'node' ? process.execPath : head, args };
+  return { file: head === 'node' ? nodeBinary() : head, args };
 }
 
 function killGroup(pid: number | undefined): void {
