@@ -63,6 +63,7 @@ export class ProofloopService {
   private readonly recent: string[] = [];
   private readonly detach: (() => void)[] = [];
   private watching = false;
+  private snapshotting = false;
   readonly ctx: ServiceContext;
 
   constructor(private readonly opts: ServiceOptions = {}) {
@@ -122,7 +123,10 @@ export class ProofloopService {
       return this.info;
     }
     const repaired = repairMirrors(ledger);
-    const imported = await ingestFolder(ledger, (p) =>
+    // Live: the watcher's poll pushes runs and rows as the opening import commits them, so a big
+    // file's first rows show while it is still being read.
+    if (this.opts.watch) this.startWatching();
+    const imported = await this.ingestOnce(ledger, (p) =>
       this.ctx.emit('job.progress', {
         job_id: 'import',
         label: `importing ${path.relative(abs, p.file) || p.file}`,
@@ -132,15 +136,29 @@ export class ProofloopService {
       }),
     );
     this.info = { folder: abs, runs: ledger.runs().length, imported, mirrors_repaired: repaired };
-    if (this.opts.watch) this.startWatching();
+    if (this.opts.watch) this.startSnapshots(ledger);
     if (imported.events > 0) this.ctx.emit('runs.changed', { run_ids: [] });
     return this.info;
+  }
+
+  /** One folder import at a time in this process (the opening one, and the watcher's). */
+  private importing: Promise<unknown> = Promise.resolve();
+  private ingestOnce(ledger: Ledger, onProgress?: Parameters<typeof ingestFolder>[1]) {
+    const next = this.importing.then(
+      () => ingestFolder(ledger, onProgress),
+      () => ingestFolder(ledger, onProgress),
+    );
+    this.importing = next.catch(() => undefined);
+    return next;
   }
 
   /** From now on keep the open folder (and any opened later) live: see watch.ts. */
   keepLive(): void {
     this.opts.watch = true;
-    if (this.current) this.startWatching();
+    if (this.current) {
+      this.startWatching();
+      this.startSnapshots(this.current);
+    }
   }
 
   /**
@@ -149,6 +167,8 @@ export class ProofloopService {
    * first state lookup past a run's snapshots folds and stores them (stateAt).
    */
   private startSnapshots(ledger: Ledger): void {
+    if (this.snapshotting) return;
+    this.snapshotting = true;
     const snapshots = buildSnapshotsInBackground(ledger, {
       onProgress: (p) =>
         this.ctx.emit('job.progress', {
@@ -159,14 +179,17 @@ export class ProofloopService {
           finished: p.done >= p.total,
         }),
     });
-    this.detach.push(snapshots.cancel);
+    this.detach.push(() => {
+      snapshots.cancel();
+      this.snapshotting = false;
+    });
   }
 
   private startWatching(): void {
     if (this.watching || !this.current) return;
-    this.startSnapshots(this.current);
     this.watching = true;
-    const stop = watchFolder(this.current, this.ctx);
+    const ledger = this.current;
+    const stop = watchFolder(ledger, this.ctx, { ingest: () => this.ingestOnce(ledger) });
     this.detach.push(() => {
       stop();
       this.watching = false;

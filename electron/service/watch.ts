@@ -14,7 +14,12 @@ const SKIP = new Set(['.proofloop', 'node_modules', '.git']);
  *   by a cheap poll of the runs table, since pushes only travel inside one process.
  * Either way the UI gets `events.appended` / `runs.changed`. Returns the stop function.
  */
-export function watchFolder(ledger: Ledger, ctx: ServiceContext, opts: { pollMs?: number } = {}): () => void {
+export function watchFolder(
+  ledger: Ledger,
+  ctx: ServiceContext,
+  opts: { pollMs?: number; ingest?: () => Promise<unknown> } = {},
+): () => void {
+  const ingest = opts.ingest ?? (() => ingestFolder(ledger));
   const heads = new Map<string, { seq: number; status: string }>();
   const snapshot = () =>
     ledger.db.prepare('SELECT run_id, head_seq, status FROM runs').all() as {
@@ -69,7 +74,7 @@ export function watchFolder(ledger: Ledger, ctx: ServiceContext, opts: { pollMs?
     try {
       do {
         again = false;
-        await ingestFolder(ledger);
+        await ingest();
         poll();
       } while (again && !stopped);
     } catch {
@@ -91,11 +96,12 @@ export function watchFolder(ledger: Ledger, ctx: ServiceContext, opts: { pollMs?
     ignored: (p, stats) => {
       const rel = path.relative(ledger.folder, p);
       if (rel.split(path.sep).some((part) => SKIP.has(part))) return true;
-      return Boolean(stats?.isFile()) && path.basename(p) !== 'events.jsonl';
+      return Boolean(stats?.isFile()) && !p.endsWith('.jsonl');
     },
   });
   const onFile = (file: string) => {
-    if (stopped || path.basename(file) !== 'events.jsonl' || isOwnMirror(file)) return;
+    // Any *.jsonl: a Claude Code session or Codex rollout grows as its agent writes it.
+    if (stopped || !file.endsWith('.jsonl') || isOwnMirror(file)) return;
     if (debounce) clearTimeout(debounce);
     debounce = setTimeout(() => void runImport(), 200);
   };
