@@ -8,8 +8,8 @@ import {
   isError,
   isoOf,
   parsed,
-  resultFields,
   str,
+  toolSpanItems,
   type LogMapper,
   type MappedItem,
   type SpanMapper,
@@ -116,30 +116,18 @@ function toolItems(s: OtlpSpan): MappedItem[] {
   const callId = str(a, 'gen_ai.tool.call.id') ?? `span:${s.spanId}`;
   const result = a['gen_ai.tool.call.result'];
   const error = isError(s) ? (s.status.message ?? str(a, 'error.type') ?? 'error') : undefined;
-  return [
+  const toolType = str(a, 'gen_ai.tool.type');
+  return toolSpanItems(
+    s,
     {
-      kind: 'tool_invoked',
-      at: isoOf(s.startNs),
-      payload: {
-        call_id: callId,
-        tool,
-        args: parsed(a['gen_ai.tool.call.arguments']),
-        ...(str(a, 'gen_ai.tool.type') ? { tool_type: str(a, 'gen_ai.tool.type') } : {}),
-      },
+      callId,
+      tool,
+      args: parsed(a['gen_ai.tool.call.arguments']),
+      result: result === undefined ? undefined : parsed(result),
+      error,
     },
-    {
-      kind: 'tool_returned',
-      at: isoOf(s.endNs) ?? isoOf(s.startNs),
-      payload: {
-        call_id: callId,
-        tool,
-        status: error === undefined ? 'ok' : 'error',
-        duration_ms: durationMs(s.startNs, s.endNs),
-        ...resultFields(result === undefined ? undefined : parsed(result)),
-        ...(error !== undefined ? { error } : {}),
-      },
-    },
-  ];
+    toolType ? { tool_type: toolType } : {},
+  );
 }
 
 export const genaiSpans: SpanMapper = {

@@ -9,8 +9,8 @@ import {
   isoOf,
   kindName,
   parsed,
-  resultFields,
   str,
+  toolSpanItems,
   type SpanMapper,
 } from './map-util';
 
@@ -69,25 +69,13 @@ export const openinferenceSpans: SpanMapper = {
       const tool = str(a, 'tool.name') ?? s.name;
       const callId = first(a, ['tool_call.id', 'tool.id']) ?? `span:${s.spanId}`;
       const error = isError(s) ? (s.status.message ?? 'error') : undefined;
-      return [
-        {
-          kind: 'tool_invoked',
-          at: isoOf(s.startNs),
-          payload: { call_id: callId, tool, args: parsed(a['tool.parameters'] ?? a['input.value']) },
-        },
-        {
-          kind: 'tool_returned',
-          at: isoOf(s.endNs) ?? isoOf(s.startNs),
-          payload: {
-            call_id: callId,
-            tool,
-            status: error === undefined ? 'ok' : 'error',
-            duration_ms: durationMs(s.startNs, s.endNs),
-            ...resultFields(a['output.value'] === undefined ? undefined : parsed(a['output.value'])),
-            ...(error !== undefined ? { error } : {}),
-          },
-        },
-      ];
+      return toolSpanItems(s, {
+        callId,
+        tool,
+        args: parsed(a['tool.parameters'] ?? a['input.value']),
+        result: a['output.value'] === undefined ? undefined : parsed(a['output.value']),
+        error,
+      });
     }
     const io = {
       ...(a['input.value'] !== undefined ? { input: parsed(a['input.value']) } : {}),

@@ -134,3 +134,34 @@ export function indexed(a: Attrs, prefix: string): Record<string, AttrValue>[] {
   }
   return out.filter(Boolean);
 }
+
+/**
+ * A tool span as its two events: invoked at the span's start with its arguments, returned at its end
+ * with status, duration and a bounded excerpt of the result (GenAI `execute_tool`, OpenInference TOOL).
+ */
+export function toolSpanItems(
+  s: OtlpSpan,
+  call: { callId: string; tool: string; args: unknown; result: unknown; error: string | undefined },
+  invokedExtra: Record<string, unknown> = {},
+): MappedItem[] {
+  const { callId, tool, error } = call;
+  return [
+    {
+      kind: 'tool_invoked',
+      at: isoOf(s.startNs),
+      payload: { call_id: callId, tool, args: call.args, ...invokedExtra },
+    },
+    {
+      kind: 'tool_returned',
+      at: isoOf(s.endNs) ?? isoOf(s.startNs),
+      payload: {
+        call_id: callId,
+        tool,
+        status: error === undefined ? 'ok' : 'error',
+        duration_ms: durationMs(s.startNs, s.endNs),
+        ...resultFields(call.result),
+        ...(error !== undefined ? { error } : {}),
+      },
+    },
+  ];
+}

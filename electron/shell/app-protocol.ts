@@ -3,21 +3,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { confine } from '../fs/confine';
 import { CSP } from '../transports/csp';
+import { STATIC_TYPES } from '../transports/static-types';
 
 export const APP_SCHEME = 'app';
 /** The one origin of the UI: `app://proofloop`. */
 export const APP_ORIGIN = `${APP_SCHEME}://proofloop`;
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.json': 'application/json',
-  '.map': 'application/json',
-  '.ico': 'image/x-icon',
-};
+const TYPES = STATIC_TYPES;
 
 const answer = (status: number, text: string) =>
   new Response(text, { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });

@@ -8,6 +8,7 @@ import { err, type ErrorCode } from '../../shared/result';
 import { isWithin } from '../fs/paths';
 import { CSP } from './csp';
 import type { ProofloopService } from '../service/service';
+import { STATIC_TYPES } from './static-types';
 
 export interface WebServer {
   url: string;
@@ -17,16 +18,7 @@ export interface WebServer {
 }
 
 const MAX_BODY = 4 << 20;
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.json': 'application/json',
-  '.map': 'application/json',
-  '.ico': 'image/x-icon',
-};
+const TYPES = STATIC_TYPES;
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
