@@ -31,7 +31,8 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
         () => `ProofLoop web mode for ${svc.ctx.folder()}\nopen ${server.url}\n(Ctrl-C to stop)`,
       );
       await new Promise<void>((resolve) => {
-        const stop = () => void server.close().then(resolve);
+        // The folder's watchers would keep the process alive after the server has closed.
+        const stop = () => void server.close().then(() => (svc.closeFolder(), resolve()));
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });
