@@ -198,7 +198,7 @@ describe('a Claude Code session growing line by line', () => {
       service.keepLive();
       const ledger = service.ctx.ledger();
       const run = 'live-session';
-      const linesIn = () => new Set(ledger.read(run).map((e: StoredEvent) => e.source?.line));
+      const linesIn = () => new Set(ledger.read(run).map((e: StoredEvent) => e.source?.line ?? 0));
       const waitFor = async (what: string, ok: () => boolean, ms = 15_000) => {
         const t0 = Date.now();
         while (!ok()) {
