@@ -135,6 +135,18 @@ const bad = (code: ParsedBad['code'], message: string, o: Obj | null, text: stri
   excerpt: text === null ? null : excerptOf(text),
 });
 
+/**
+ * The seq and run_id a line too deep to parse names near its start, read from its text, so that
+ * its seq counts as held by a line (no seq_gap for it) and its finding names it.
+ */
+function namedNearStart(text: string): Obj | null {
+  const head = text.slice(0, 4096);
+  const seq = /"seq"\s*:\s*(\d{1,15})/.exec(head);
+  if (!seq) return null;
+  const run = /"run_id"\s*:\s*"([^"\\]{1,200})"/.exec(head);
+  return run ? { seq: Number(seq[1]), run_id: run[1] } : { seq: Number(seq[1]) };
+}
+
 /** Integer literals of 16 or more digits outside strings that a double does not hold exactly. */
 export function roundedIntegers(text: string): string[] | null {
   if (!/\d{16}/.test(text)) return null;
@@ -166,7 +178,7 @@ export function parseLine(text: string, hint: Format | null = null): Parsed | Pa
     return bad(
       'invalid_event',
       `the line nests objects or arrays deeper than ${MAX_DEPTH} levels`,
-      null,
+      namedNearStart(text),
       text,
     );
   let raw: unknown;
@@ -255,7 +267,7 @@ function toParsed(fmt: Format, m: MappedEvent, rounded: string[] | null, text: s
     return bad(
       'invalid_event',
       `the payload cannot be stored as written: ${(e as Error).message}`,
-      null,
+      { seq: m.seq, run_id: m.run },
       text,
     );
   }

@@ -83,11 +83,14 @@ export function watchFolder(
       importing = false;
     }
   };
+  // What the import reads (scan.ts): events.jsonl, and any *.jsonl a format claims (a Claude Code
+  // session, a Codex rollout), so a session another program is writing is followed too.
+  const isRunFile = (file: string) => file.endsWith('.jsonl');
   // Asked on every change of an events.jsonl: the source column only, not ledger.run's whole summary.
   const sourceOf = ledger.db.prepare('SELECT source FROM runs WHERE run_id = ?').pluck();
   const isOwnMirror = (file: string) => {
     const rel = path.relative(ledger.folder, file).split(path.sep);
-    return rel.length === 2 && sourceOf.get(rel[0]!) === 'executed';
+    return rel.length === 2 && rel[1] === 'events.jsonl' && sourceOf.get(rel[0]!) === 'executed';
   };
   const watcher = watch(ledger.folder, {
     ignoreInitial: true,
@@ -96,12 +99,11 @@ export function watchFolder(
     ignored: (p, stats) => {
       const rel = path.relative(ledger.folder, p);
       if (rel.split(path.sep).some((part) => SKIP.has(part))) return true;
-      return Boolean(stats?.isFile()) && !p.endsWith('.jsonl');
+      return Boolean(stats?.isFile()) && !isRunFile(p);
     },
   });
   const onFile = (file: string) => {
-    // Any *.jsonl: a Claude Code session or Codex rollout grows as its agent writes it.
-    if (stopped || !file.endsWith('.jsonl') || isOwnMirror(file)) return;
+    if (stopped || !isRunFile(file) || isOwnMirror(file)) return;
     if (debounce) clearTimeout(debounce);
     debounce = setTimeout(() => void runImport(), 200);
   };
