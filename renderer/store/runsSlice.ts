@@ -1,6 +1,6 @@
 import type { StateCreator } from 'zustand';
-import { call, type UiError } from '../api/api';
-import type { FolderInfo, RunSummary } from '../api/types';
+import { call, callOptional, type UiError } from '../api/api';
+import type { Finding, FolderInfo, RunSummary } from '../api/types';
 import type { AppState } from './index';
 
 export type RunsSort = 'recent' | 'oldest' | 'events' | 'status' | 'id';
@@ -12,6 +12,8 @@ export interface RunsSlice {
   runsError: UiError | null;
   runsFilter: string;
   runsSort: RunsSort;
+  /** Findings of files that made no run (e.g. a file whose only line nests too deep). */
+  folderFindings: { findings: Finding[]; total: number } | null;
   loadFolder(): Promise<void>;
   openFolder(folder: string): Promise<void>;
   loadRuns(): Promise<void>;
@@ -29,6 +31,7 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
   runsError: null,
   runsFilter: '',
   runsSort: 'recent',
+  folderFindings: null,
   async loadFolder() {
     const r = await call('folder.current', {});
     if (r.ok) set({ folder: r.value, folderError: null });
@@ -55,6 +58,8 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
         const r = await call('runs.list', {});
         if (r.ok) set({ runs: r.value, runsError: null });
         else set({ runsError: r.error });
+        const f = await callOptional('folder.findings', {});
+        set({ folderFindings: f.ok && f.value.total > 0 ? f.value : null });
         get().syncSelectedRun();
       } while (runsAgain);
       runsInflight = null;

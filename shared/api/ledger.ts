@@ -118,6 +118,11 @@ export const ledgerMethods = {
   ),
   'run.verify': method(ByRun, VerifyReportSchema, 'Recompute seq continuity and the chain of a run.'),
   'run.findings': method(ByRun, z.array(FindingSchema), 'Findings recorded for a run.'),
+  'folder.findings': method(
+    z.object({ limit: z.number().int().positive().max(10_000).optional() }),
+    z.object({ findings: z.array(FindingSchema), total: z.number().int() }),
+    'Findings of the open folder that belong to no run: files that made no run (unreadable, no event in them).',
+  ),
 } as const;
 
 export const ledgerPushes = {

@@ -5,6 +5,7 @@ import type { RunSummary } from '../../api/types';
 import { ErrorBox } from '../../ui/ErrorBox';
 import { bundleMetaOf } from '../bundle/bundleMeta';
 import { formatMs } from '../../ui/kinds';
+import { FolderFindings } from '../findings/FindingList';
 
 function Integrity({ run }: { run: RunSummary }) {
   const bundle = bundleMetaOf(run);
@@ -140,6 +141,7 @@ export function RunList() {
           Open bundle…
         </button>
       </div>
+      <FolderFindings />
       {runsError && <ErrorBox error={runsError} what="Listing runs" onRetry={() => void loadRuns()} />}
       {runs === null && !runsError && (
         <div className="loading" data-testid="runs-loading">

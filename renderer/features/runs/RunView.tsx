@@ -9,6 +9,7 @@ import { GotoBox, HelpBox, KindFilter, SearchBox } from '../timeline/Overlays';
 import { PayloadView } from '../inspector/PayloadView';
 import { StateView } from '../inspector/StateView';
 import { BundleBanner } from '../bundle/BundleBanner';
+import { FindingList } from '../findings/FindingList';
 
 function SeqIndicator() {
   const seq = useApp((s) => s.viewSeq);
@@ -187,16 +188,7 @@ function RunHeader() {
           · outcome {replay.outcome}
         </div>
       )}
-      {showFindings && (
-        <ul className="findings" data-testid="findings">
-          {runFindings.map((f, i) => (
-            <li key={i} className="mono" data-testid="finding">
-              <span className="badge bad">{f.code}</span> {f.seq !== null ? `seq ${f.seq} ` : ''}
-              {f.file ? `${f.file}${f.line ? `:${f.line}` : ''} ` : ''}— {f.message}
-            </li>
-          ))}
-        </ul>
-      )}
+      {showFindings && <FindingList findings={runFindings} onSeq={(q) => useApp.getState().setSeq(q)} />}
     </div>
   );
 }
