@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { Finding } from '../../api/types';
 import { useApp } from '../../store';
+import { tail } from '../inspector/Provenance';
 
 /** One finding: its code, where (seq, file:line), why, and for a line that is no event its text as written. */
 export function FindingItem({ finding: f, onSeq }: { finding: Finding; onSeq?: (seq: number) => void }) {
@@ -18,14 +19,18 @@ export function FindingItem({ finding: f, onSeq }: { finding: Finding; onSeq?: (
           ))}{' '}
         {f.file && (
           <span className="finding-where" title={`${f.file}${f.line ? `:${f.line}` : ''}`}>
-            {f.file}
+            {tail(f.file, 48)}
             {f.line ? `:${f.line}` : ''}
           </span>
         )}
       </div>
       <div className="finding-message">{f.message}</div>
       {f.excerpt != null && f.excerpt !== '' && (
-        <pre className="mono finding-excerpt" data-testid="finding-excerpt" title="the line as the file has it">
+        <pre
+          className="mono finding-excerpt"
+          data-testid="finding-excerpt"
+          title="the line as the file has it"
+        >
           {f.excerpt}
         </pre>
       )}
@@ -33,7 +38,13 @@ export function FindingItem({ finding: f, onSeq }: { finding: Finding; onSeq?: (
   );
 }
 
-export function FindingList({ findings, onSeq }: { findings: readonly Finding[]; onSeq?: (seq: number) => void }) {
+export function FindingList({
+  findings,
+  onSeq,
+}: {
+  findings: readonly Finding[];
+  onSeq?: (seq: number) => void;
+}) {
   return (
     <ul className="findings" data-testid="findings">
       {findings.map((f, i) => (

@@ -250,7 +250,9 @@ export function PayloadView() {
         <Artifact key={d.field} runId={runId} field={d.field} digest={d.digest} />
       ))}
       <ReadAsV1 ev={ev} fmt={fmt} />
-      <div className="payload-caption dim">{ev.source ? 'payload as stored (the source’s record)' : 'payload'}</div>
+      <div className="payload-caption dim">
+        {ev.source ? 'payload as stored (the source’s record)' : 'payload'}
+      </div>
       <JsonTree value={ev.payload} openDepth={3} testId="payload-tree" />
     </div>
   );

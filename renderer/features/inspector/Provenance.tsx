@@ -5,6 +5,11 @@ type Obj = Record<string, unknown>;
 
 const VALUE_CHARS = 160;
 
+/** A long path's end, where its file name is (the whole path is the title). */
+export function tail(path: string, n = 64): string {
+  return path.length > n ? `…${path.slice(-(n - 1))}` : path;
+}
+
 function short(v: unknown): string {
   let s: string;
   try {
@@ -16,13 +21,19 @@ function short(v: unknown): string {
 }
 
 /** Where an imported event came from: the run's source file, the line, the part of it, the source's ids. */
-export function SourceView({ source, file }: { source: NonNullable<StoredEvent['source']>; file: string | null }) {
+export function SourceView({
+  source,
+  file,
+}: {
+  source: NonNullable<StoredEvent['source']>;
+  file: string | null;
+}) {
   const ids = Object.entries(source.ids ?? {});
   return (
     <dl className="provenance mono" data-testid="provenance">
       <dt>file</dt>
       <dd data-testid="provenance-file" title={file ?? ''}>
-        {file ?? '—'}
+        {file ? tail(file) : '—'}
       </dd>
       <dt>line</dt>
       <dd data-testid="provenance-line">

@@ -10,6 +10,10 @@ import { PayloadView } from '../inspector/PayloadView';
 import { StateView } from '../inspector/StateView';
 import { BundleBanner } from '../bundle/BundleBanner';
 import { FindingList } from '../findings/FindingList';
+import { ConversationView } from '../conversation/ConversationView';
+import { useRunFormat } from '../formats/readAs';
+import { isSessionFormat } from '../../../shared/formats';
+import type { RunTab } from '../../store/uiSlice';
 
 function SeqIndicator() {
   const seq = useApp((s) => s.viewSeq);
@@ -193,12 +197,42 @@ function RunHeader() {
   );
 }
 
+/** The tab the run view shows: the user's choice, else the conversation for session formats. */
+export function useRunTab(): RunTab {
+  const chosen = useApp((s) => s.runTab);
+  const fmt = useRunFormat();
+  return chosen ?? (isSessionFormat(fmt) ? 'conversation' : 'timeline');
+}
+
+function Tabs() {
+  const tab = useRunTab();
+  const setTab = useApp((s) => s.setRunTab);
+  return (
+    <span className="tabs" role="tablist">
+      {(['timeline', 'conversation'] as const).map((t) => (
+        <button
+          key={t}
+          type="button"
+          role="tab"
+          className={`btn small tab${tab === t ? ' on' : ''}`}
+          aria-selected={tab === t}
+          data-testid={`tab-${t}`}
+          onClick={() => setTab(t)}
+        >
+          {t === 'timeline' ? 'Timeline' : 'Conversation'}
+        </button>
+      ))}
+    </span>
+  );
+}
+
 function Toolbar() {
   const setOverlay = useApp((s) => s.setOverlay);
   const filter = useApp((s) => s.filter);
   const markers = useApp((s) => s.markers.length);
   return (
     <div className="tl-toolbar">
+      <Tabs />
       <SeqIndicator />
       <FollowToggle />
       <span className="spacer" />
@@ -237,7 +271,8 @@ function Toolbar() {
 }
 
 export function RunView() {
-  useTimelineKeys();
+  const tab = useRunTab();
+  useTimelineKeys(tab);
   const overlay = useApp((s) => s.overlay);
   return (
     <div className="runview" data-testid="run-view">
@@ -246,7 +281,7 @@ export function RunView() {
       <div className="split">
         <div className="pane timeline-pane">
           <Toolbar />
-          <Timeline />
+          {tab === 'conversation' ? <ConversationView /> : <Timeline />}
           {overlay === 'goto' && <GotoBox />}
           {overlay === 'search' && <SearchBox />}
           {overlay === 'filter' && <KindFilter />}

@@ -81,6 +81,25 @@ export class EventCache {
     return out;
   }
 
+  /**
+   * The events of page p, loaded when needed; after the run grew, read again (the conversation view
+   * derives its items from whole pages). null when the page could not be read.
+   */
+  async pageEvents(p: number, fresh = false): Promise<StoredEvent[] | null> {
+    const page = this.pages.get(p);
+    if (fresh || !page || page.status !== 'ok') {
+      const running = this.inflight.get(p);
+      if (running) await running;
+      if (fresh || this.pages.get(p)?.status !== 'ok') await this.load(p);
+    }
+    const now = this.pages.get(p);
+    return now?.status === 'ok' ? now.events : null;
+  }
+
+  get headSeq(): number {
+    return this.head;
+  }
+
   subscribe(page: number, fn: () => void): () => void {
     let set = this.listeners.get(page);
     if (!set) this.listeners.set(page, (set = new Set()));
@@ -125,7 +144,7 @@ export class EventCache {
 
   private load(p: number): Promise<void> {
     const running = this.inflight.get(p);
-    if (running) return running;
+    if (running) return running.then(() => this.inflight.get(p));
     const gen = this.generation;
     // A page read again (the run grew) keeps showing its old events until the new ones arrive.
     if (this.pages.get(p)?.status !== 'ok') this.pages.set(p, { status: 'loading' });
