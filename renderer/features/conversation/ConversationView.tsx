@@ -213,12 +213,12 @@ const ItemBody = memo(function ItemBody({ row }: { row: ItemRow }) {
   }
 });
 
-function ConvRow({ row }: { row: ItemRow }) {
+function ConvRow({ row, side, sideStart }: { row: ItemRow; side: boolean; sideStart: boolean }) {
   const selected = useApp((s) => row.seqs.includes(s.viewSeq));
   const it = row.item;
   return (
     <div
-      className={`conv-item conv-${it.type}-item${it.sidechain ? ' sidechain' : ''}${selected ? ' selected' : ''}`}
+      className={`conv-item conv-${it.type}-item${side ? ' sidechain' : ''}${selected ? ' selected' : ''}`}
       data-testid="conv-item"
       data-type={it.type}
       data-seq={it.seq}
@@ -236,7 +236,11 @@ function ConvRow({ row }: { row: ItemRow }) {
           ↳ branch: continues from #{row.branchFrom}
         </button>
       )}
-      {it.sidechain && <div className="conv-side-label dim">subagent (sidechain)</div>}
+      {sideStart && (
+        <div className="conv-side-label dim" data-testid="conv-sidechain">
+          subagent (a sidechain of this session)
+        </div>
+      )}
       <ItemBody row={row} />
       {row.branches && (
         <div className="conv-fork dim" data-testid="conv-fork">
@@ -350,6 +354,10 @@ export function ConversationView() {
           <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
             {virtualizer.getVirtualItems().map((v) => {
               const row = rows[v.index]!;
+              const prev = rows[v.index - 1];
+              // A subagent's own run is all sidechain: nested only inside its parent session.
+              const side = !parent && row.kind === 'item' && row.item.sidechain === true;
+              const sideStart = side && !(prev?.kind === 'item' && prev.item.sidechain === true);
               return (
                 <div
                   key={v.key}
@@ -358,7 +366,11 @@ export function ConversationView() {
                   className="conv-slot"
                   style={{ transform: `translateY(${v.start}px)` }}
                 >
-                  {row.kind === 'page' ? <Placeholder row={row} model={model} /> : <ConvRow row={row} />}
+                  {row.kind === 'page' ? (
+                    <Placeholder row={row} model={model} />
+                  ) : (
+                    <ConvRow row={row} side={side} sideStart={sideStart} />
+                  )}
                 </div>
               );
             })}

@@ -5,6 +5,7 @@
  * bounded text only, never payloads, so a page can leave the event cache while its items stay.
  */
 import { ECHO_KINDS } from '../../../shared/formats/codex';
+import { isContextPrompt } from '../../../shared/formats/prompt';
 import type { StoredEvent } from '../../api/types';
 import { asV1 } from '../formats/readAs';
 
@@ -143,7 +144,7 @@ export function itemOf(fmt: string | null, stored: StoredEvent): ConvItem | null
   switch (ev.kind) {
     case 'user_prompted': {
       const text = str(p.content) ?? '';
-      const meta = p.meta === true || /^\s*<(environment_context|user_instructions|INSTRUCTIONS)/.test(text);
+      const meta = p.meta === true || isContextPrompt(text);
       const role = str(p.role);
       return {
         ...base,

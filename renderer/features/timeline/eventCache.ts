@@ -36,6 +36,7 @@ export class EventCache {
 
   /** The event at seq if its page is loaded; starts loading the page otherwise. */
   get(seq: number): StoredEvent | undefined {
+    if (seq < 1) return undefined; // no seq: nothing to load (a view before its run has events)
     const p = pageOf(seq);
     const page = this.touch(p);
     if (!page) {
