@@ -78,7 +78,7 @@ export function watchFolder(ledger: Ledger, ctx: ServiceContext, opts: { pollMs?
       importing = false;
     }
   };
-  // Asked on every change of an events.jsonl: the source column only, not ledger.run's whole summary.
+  // Asked on every change of a *.jsonl: the source column only, not ledger.run's whole summary.
   const sourceOf = ledger.db.prepare('SELECT source FROM runs WHERE run_id = ?').pluck();
   const isOwnMirror = (file: string) => {
     const rel = path.relative(ledger.folder, file).split(path.sep);
@@ -91,11 +91,12 @@ export function watchFolder(ledger: Ledger, ctx: ServiceContext, opts: { pollMs?
     ignored: (p, stats) => {
       const rel = path.relative(ledger.folder, p);
       if (rel.split(path.sep).some((part) => SKIP.has(part))) return true;
-      return Boolean(stats?.isFile()) && path.basename(p) !== 'events.jsonl';
+      // Sessions of other programs are *.jsonl of any name (Claude Code, Codex): the import decides.
+      return Boolean(stats?.isFile()) && !p.endsWith('.jsonl');
     },
   });
   const onFile = (file: string) => {
-    if (stopped || path.basename(file) !== 'events.jsonl' || isOwnMirror(file)) return;
+    if (stopped || !file.endsWith('.jsonl') || isOwnMirror(file)) return;
     if (debounce) clearTimeout(debounce);
     debounce = setTimeout(() => void runImport(), 200);
   };

@@ -4,7 +4,6 @@
  * paired with their results and file changes by call_id, Claude Code's uuid tree checked for
  * branches). A page not derived yet is one placeholder row; the list never holds the whole run.
  */
-import { lowerBound } from '../../store/timelineSlice';
 import { PAGE_SIZE, pageOf, type EventCache } from '../timeline/eventCache';
 import { derivePage, type ConvItem, type DerivedPage, type TreeNode } from './items';
 
@@ -33,6 +32,27 @@ export interface PageRow {
 
 export type Row = ItemRow | PageRow;
 
+interface Built {
+  rows: Row[];
+  /** The seqs a step stops at, in the conversation's order; stopRow: the row of each. */
+  order: number[];
+  stopRow: number[];
+  posOfSeq: Map<number, number>;
+  rowOfSeq: Map<number, number>;
+}
+
+/** Index of the first element ≥ x in a sorted array. */
+function lowerBoundBy(a: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** How far a parent chain is walked through non-message lines (progress, hooks) to a message. */
 const MAX_WALK = 1000;
 
@@ -44,8 +64,7 @@ export class ConversationModel {
   private readonly listeners = new Set<() => void>();
   private unsubscribeLast: (() => void) | null = null;
   private lastPage = -1;
-  private built: { version: number; rows: Row[]; stops: number[]; rowOfSeq: Map<number, number> } | null =
-    null;
+  private built: (Built & { version: number }) | null = null;
   private version = 0;
   private disposed = false;
 
@@ -104,7 +123,7 @@ export class ConversationModel {
   }
 
   /** Rows of what is derived, with the index of each seq's row and the seqs a step stops at. */
-  rows(): { rows: Row[]; stops: number[]; rowOfSeq: Map<number, number> } {
+  rows(): Built {
     if (this.built?.version === this.version) return this.built;
     const pagesTotal = this.head > 0 ? pageOf(this.head) + 1 : 0;
     const calls = new Set<string>();
@@ -131,7 +150,9 @@ export class ConversationModel {
     const { branchFrom, branches } = treeMarks(nodes);
     const rows: Row[] = [];
     const rowOfSeq = new Map<number, number>();
-    const stops: number[] = [];
+    const order: number[] = [];
+    const stopRow: number[] = [];
+    const posOfSeq = new Map<number, number>();
     const rowOfUuid = new Map<string, number>();
     const seenUuid = new Set<string>();
     for (let p = 0; p < pagesTotal; p++) {
@@ -167,8 +188,11 @@ export class ConversationModel {
         const i = rows.length;
         rows.push(row);
         for (const s of row.seqs) {
-          if (!rowOfSeq.has(s)) rowOfSeq.set(s, i);
-          stops.push(s);
+          if (rowOfSeq.has(s)) continue;
+          rowOfSeq.set(s, i);
+          posOfSeq.set(s, order.length);
+          order.push(s);
+          stopRow.push(i);
         }
         for (const u of [it.uuid, row.result?.uuid]) if (u && !rowOfUuid.has(u)) rowOfUuid.set(u, i);
         if (it.uuid && !seenUuid.has(it.uuid)) {
@@ -188,8 +212,7 @@ export class ConversationModel {
       }
       (rows[at] as ItemRow).branches = seqs;
     }
-    stops.sort((a, b) => a - b);
-    this.built = { version: this.version, rows, stops, rowOfSeq };
+    this.built = { version: this.version, rows, order, stopRow, posOfSeq, rowOfSeq };
     return this.built;
   }
 
@@ -210,22 +233,35 @@ export class ConversationModel {
   }
 
   /**
-   * The seq a step of `delta` from seq lands on: the next (or previous) seq a row shows, deriving
-   * the pages on the way. null when there is none.
+   * The seq a step of `delta` from seq lands on, in the conversation's order (a call, then its
+   * files and its result, then the next row), deriving the pages on the way. null when none.
    */
   async stepFrom(seq: number, delta: 1 | -1): Promise<number | null> {
     for (let guard = 0; guard < 10_000; guard++) {
-      const { stops, rows } = this.rows();
-      const i = lowerBound(stops, seq);
-      const j = delta > 0 ? (stops[i] === seq ? i + 1 : i) : i - 1;
-      const candidate = stops[j];
-      // A page between seq and the candidate that is not derived yet may hold a nearer stop.
-      const lo = delta > 0 ? seq + 1 : (candidate ?? 1);
-      const hi = delta > 0 ? (candidate ?? this.head) : seq - 1;
-      const gap = rows.find(
-        (r) => r.kind === 'page' && r.to >= lo && r.from <= hi && !this.failed.has(r.page),
-      ) as PageRow | undefined;
-      if (!gap) return candidate ?? null;
+      const { rows, order, stopRow, posOfSeq } = this.rows();
+      const at = posOfSeq.get(seq);
+      let j: number;
+      let from: number;
+      if (at !== undefined) {
+        j = at + delta;
+        from = stopRow[at]!;
+      } else {
+        // A seq the conversation does not show (a progress line): from the row before it.
+        from = this.rowIndexOf(seq);
+        const k = lowerBoundBy(stopRow, from + (delta > 0 ? 1 : 0));
+        j = delta > 0 ? k : k - 1;
+      }
+      const to = j >= 0 && j < order.length ? stopRow[j]! : delta > 0 ? rows.length : -1;
+      // A page between here and there that is not derived yet may hold nearer stops.
+      let gap: PageRow | undefined;
+      for (let r = from + delta; delta > 0 ? r < to : r > to; r += delta) {
+        const row = rows[r];
+        if (row?.kind === 'page' && !this.failed.has(row.page)) {
+          gap = row;
+          break;
+        }
+      }
+      if (!gap) return order[j] ?? null;
       await this.ensure(gap.page);
       if (this.disposed) return null;
     }

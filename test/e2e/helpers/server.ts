@@ -44,12 +44,15 @@ export function cli(
   });
 }
 
-/** Spawns `proofloop serve <folder> --json`, reads its URL from stdout. */
-export async function serve(folder: string): Promise<Served> {
+/**
+ * Spawns `proofloop serve <folder> --json`, reads its URL from stdout. `env` adds variables (e.g.
+ * PROOFLOOP_HOME, where the ledger of another program's folder is kept).
+ */
+export async function serve(folder: string, opts: { env?: Record<string, string> } = {}): Promise<Served> {
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', path.join(repoRoot, 'electron/cli/main.ts'), 'serve', folder, '--json'],
-    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } },
   );
   let out = '';
   let err = '';
