@@ -3,7 +3,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useApp } from '../../store';
 import { eventCache } from '../timeline/eventCache';
 import { PatchView } from '../inspector/PatchView';
-import { useRunFormat } from '../formats/readAs';
+import { useRunFormat } from '../formats/useRunFormat';
 import type { ConvItem } from './items';
 import { parentSessionOf, subagentRunId } from './items';
 import { ConversationModel, type ItemRow, type PageRow } from './model';

@@ -155,8 +155,12 @@ export function itemOf(fmt: string | null, stored: StoredEvent): ConvItem | null
         tone: 'plain',
       };
     }
-    case 'model_responded':
-      return { ...base, type: 'text', text: clip(str(p.content) ?? ''), tone: 'plain' };
+    case 'model_responded': {
+      const text = str(p.content) ?? '';
+      // Claude Code often writes an empty text block before a thinking one: nothing to read.
+      if (!text.trim()) return null;
+      return { ...base, type: 'text', text: clip(text), tone: 'plain' };
+    }
     case 'model_reasoned': {
       const unreadable = p.redacted === true || (p.encrypted === true && !str(p.content));
       return {

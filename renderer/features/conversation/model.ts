@@ -32,6 +32,9 @@ export interface PageRow {
 
 export type Row = ItemRow | PageRow;
 
+/** Where the model reads pages of events: the run's event cache. */
+export type PageSource = Pick<EventCache, 'pageEvents' | 'subscribe'>;
+
 interface Built {
   rows: Row[];
   /** The seqs a step stops at, in the conversation's order; stopRow: the row of each. */
@@ -71,7 +74,7 @@ export class ConversationModel {
   constructor(
     readonly runId: string,
     readonly fmt: string | null,
-    private readonly cache: EventCache,
+    private readonly cache: PageSource,
     private head: number,
   ) {}
 

@@ -1,7 +1,5 @@
 import { interpret, type Interpreted } from '../../../shared/formats';
 import type { StoredEvent } from '../../api/types';
-import { useApp } from '../../store';
-import { runSummaryOf } from '../../store/runsSlice';
 
 /**
  * An imported event read as protocol v1 by its format's view (shared/formats), once per stored
@@ -39,9 +37,4 @@ export function asV1(fmt: string | null | undefined, ev: StoredEvent): StoredEve
   const out = r ? { ...ev, payload: r.payload } : ev;
   viewed.set(ev, { fmt, ev: out });
   return out;
-}
-
-/** The selected run's format ('proofloop', 'seed000', 'claude_code', 'codex', …), null while unknown. */
-export function useRunFormat(): string | null {
-  return useApp((s) => runSummaryOf(s, s.runId)?.format ?? null);
 }

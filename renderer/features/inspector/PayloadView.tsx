@@ -10,7 +10,8 @@ import { currentCache, eventCache } from '../timeline/eventCache';
 import { useEvent } from '../timeline/TimelineRow';
 import { PatchView } from './PatchView';
 import { ReadAsV1, SourceView } from './Provenance';
-import { asV1, useRunFormat } from '../formats/readAs';
+import { asV1 } from '../formats/readAs';
+import { useRunFormat } from '../formats/useRunFormat';
 import { findingsBySeq, WARNING_CODES } from '../timeline/TimelineRow';
 import { runSummaryOf } from '../../store/runsSlice';
 

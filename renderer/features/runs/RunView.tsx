@@ -11,7 +11,7 @@ import { StateView } from '../inspector/StateView';
 import { BundleBanner } from '../bundle/BundleBanner';
 import { FindingList } from '../findings/FindingList';
 import { ConversationView } from '../conversation/ConversationView';
-import { useRunFormat } from '../formats/readAs';
+import { useRunFormat } from '../formats/useRunFormat';
 import { isSessionFormat } from '../../../shared/formats';
 import type { RunTab } from '../../store/uiSlice';
 

@@ -6,7 +6,7 @@ import { lowerBound } from '../../store/timelineSlice';
 import { ErrorBox } from '../../ui/ErrorBox';
 import { eventCache } from './eventCache';
 import { TimelineRow } from './TimelineRow';
-import { useRunFormat } from '../formats/readAs';
+import { useRunFormat } from '../formats/useRunFormat';
 
 export const ROW_HEIGHT = 22;
 
