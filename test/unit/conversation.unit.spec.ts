@@ -12,7 +12,7 @@ import {
   type ItemRow,
   type PageSource,
 } from '../../renderer/features/conversation/model';
-import { PAGE_SIZE } from '../../renderer/features/timeline/eventCache';
+import { PAGE_SIZE } from '../../renderer/features/timeline/pages';
 
 type Obj = Record<string, unknown>;
 const FIX = path.join(__dirname, '../fixtures');

@@ -4,7 +4,8 @@
  * paired with their results and file changes by call_id, Claude Code's uuid tree checked for
  * branches). A page not derived yet is one placeholder row; the list never holds the whole run.
  */
-import { PAGE_SIZE, pageOf, type EventCache } from '../timeline/eventCache';
+import type { StoredEvent } from '../../api/types';
+import { PAGE_SIZE, pageOf } from '../timeline/pages';
 import { derivePage, type ConvItem, type DerivedPage, type TreeNode } from './items';
 
 export interface ItemRow {
@@ -32,8 +33,11 @@ export interface PageRow {
 
 export type Row = ItemRow | PageRow;
 
-/** Where the model reads pages of events: the run's event cache. */
-export type PageSource = Pick<EventCache, 'pageEvents' | 'subscribe'>;
+/** Where the model reads pages of events: the run's event cache (timeline/eventCache.ts). */
+export interface PageSource {
+  pageEvents(p: number, fresh?: boolean): Promise<StoredEvent[] | null>;
+  subscribe(page: number, fn: () => void): () => void;
+}
 
 interface Built {
   rows: Row[];

@@ -1,15 +1,14 @@
 import { call, type UiError } from '../../api/api';
 import type { StoredEvent } from '../../api/types';
 
-/** Events per page: one 'events.read' call. */
-export const PAGE_SIZE = 500;
+import { PAGE_SIZE, pageOf } from './pages';
+
+export { PAGE_SIZE, pageOf };
 /** Pages kept per run (LRU): 40 × 500 events, never the whole run. */
 const MAX_PAGES = 40;
 
 type PageState =
   { status: 'loading' } | { status: 'ok'; events: StoredEvent[] } | { status: 'error'; error: UiError };
-
-export const pageOf = (seq: number): number => Math.floor((seq - 1) / PAGE_SIZE);
 
 /** The event at seq in its page: at its index when the page has no gap before it, else searched. */
 function eventIn(events: readonly StoredEvent[], seq: number): StoredEvent | undefined {
