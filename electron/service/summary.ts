@@ -10,6 +10,7 @@ import { itemOf } from '../../shared/formats/codex';
 import { isContextPrompt } from '../../shared/formats/prompt';
 import { ID_RANGE, idRange } from '../ledger/event-ids';
 import type { ServiceContext } from './context';
+import type { ResultOf } from '../../shared/api/contract';
 import type { Handler as H } from './handler';
 import { requireRun } from './ledger';
 
@@ -18,6 +19,15 @@ const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !
 const str = (x: unknown): string | null => (typeof x === 'string' && x !== '' ? x : null);
 
 const TITLE_CHARS = 200;
+/**
+ * Claude Code's tokens need every assistant line's usage (one SQL pass over the run, ~35 ms per
+ * 1,000 events here): counted for runs up to this many events, so that one row of the list never
+ * holds the service for more than a moment. Larger sessions show no token count in the list.
+ */
+export const CC_TOKENS_MAX_EVENTS = 20_000;
+/** Summaries by run and head: the list asks again on every change of the folder. */
+const memo = new Map<string, unknown>();
+const MEMO_MAX = 2000;
 const clipTitle = (text: string): string => text.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS);
 const ASSISTANT_KINDS = ['model_responded', 'model_reasoned', 'model_proposed', 'cc_assistant'];
 
@@ -25,6 +35,9 @@ export function summaryHandlers(ctx: ServiceContext) {
   const summary: H<'run.summary'> = ({ run_id }) => {
     const run = requireRun(ctx, run_id);
     const ledger = ctx.ledger();
+    const key = `${ledger.folder}\u0000${run_id}\u0000${run.head_seq}`;
+    const known = memo.get(key) as ResultOf<'run.summary'> | undefined;
+    if (known) return known;
     const fmt = run.format;
     const first = (kinds: string[], limit: number) => ledger.read(run_id, { kinds, limit });
     let project: string | null = null;
@@ -60,16 +73,19 @@ export function summaryHandlers(ctx: ServiceContext) {
       const msg = a && isObj((a.payload as Obj).message) ? ((a.payload as Obj).message as Obj) : null;
       model = msg ? str(msg.model) : null;
       // Claude Code repeats a message's usage on each of its lines: the last line of each message.id.
-      const rows = ledger.db
-        .prepare(
-          `SELECT json_extract(payload, '$.message.usage') AS usage FROM events
+      const rows =
+        run.head_seq > CC_TOKENS_MAX_EVENTS
+          ? []
+          : (ledger.db
+              .prepare(
+                `SELECT json_extract(payload, '$.message.usage') AS usage FROM events
             WHERE id IN (
               SELECT MAX(id) FROM events
                WHERE ${ID_RANGE} AND kind IN (${ASSISTANT_KINDS.map(() => '?').join(', ')})
                  AND json_extract(payload, '$.message.usage') IS NOT NULL
                GROUP BY coalesce(json_extract(payload, '$.message.id'), id))`,
-        )
-        .all(...range, ...ASSISTANT_KINDS) as { usage: string | null }[];
+              )
+              .all(...range, ...ASSISTANT_KINDS) as { usage: string | null }[]);
       if (rows.length > 0) {
         tokens = 0;
         for (const r of rows) {
@@ -113,7 +129,10 @@ export function summaryHandlers(ctx: ServiceContext) {
         project = str(p.cwd);
       }
     }
-    return { run_id, head_seq: run.head_seq, format: fmt, project, model, title, tokens };
+    const out = { run_id, head_seq: run.head_seq, format: fmt, project, model, title, tokens };
+    if (memo.size >= MEMO_MAX) memo.delete(memo.keys().next().value!);
+    memo.set(key, out);
+    return out;
   };
   return { 'run.summary': summary };
 }

@@ -1,6 +1,7 @@
 import { memo, useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useApp } from '../../store';
+import { setStepHint } from '../../store/inspectorSlice';
 import { eventCache } from '../timeline/eventCache';
 import { PatchView } from '../inspector/PatchView';
 import { useRunFormat } from '../formats/useRunFormat';
@@ -300,6 +301,12 @@ export function ConversationView() {
     overscan: 6,
   });
 
+  // The inspector asks ahead for the state of the next stop of the conversation, not of seq + 1.
+  useEffect(() => {
+    setStepHint((seq, dir) => model.peekStep(seq, dir));
+    return () => setStepHint(null);
+  }, [model]);
+
   // The selected seq's row stays in view: on a step, a click in the timeline, follow.
   useLayoutEffect(() => {
     let last = -1;
@@ -308,6 +315,17 @@ export function ConversationView() {
       const i = model.rowIndexOf(seq);
       if (i < 0 || i === last) return;
       last = i;
+      // A row already in view stays where it is: most steps (a call to its result, the next row)
+      // scroll nothing, and a scroll re-measures the rows it brings in.
+      const el = parentRef.current;
+      const m = virtualizer.measurementsCache[i];
+      if (
+        el &&
+        m &&
+        m.start >= el.scrollTop &&
+        Math.min(m.end, m.start + el.clientHeight) <= el.scrollTop + el.clientHeight
+      )
+        return;
       virtualizer.scrollToIndex(i, { align: 'auto' });
     };
     scrollTo(useApp.getState().viewSeq);

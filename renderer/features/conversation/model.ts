@@ -275,6 +275,13 @@ export class ConversationModel {
     return null;
   }
 
+  /** The next stop from seq among the rows derived, without reading pages (null: not known). */
+  peekStep(seq: number, delta: 1 | -1): number | null {
+    const { order, posOfSeq } = this.rows();
+    const at = posOfSeq.get(seq);
+    return at === undefined ? null : (order[at + delta] ?? null);
+  }
+
   dispose(): void {
     this.disposed = true;
     this.unsubscribeLast?.();
