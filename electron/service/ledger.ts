@@ -5,6 +5,8 @@ import { digestRunIdOf, verifyEvents } from '../ledger';
 import { ID_RANGE, idRange } from '../ledger/event-ids';
 import type { ServiceContext } from './context';
 import type { Handler as H } from './handler';
+import type { Finding } from '../ledger/types';
+import { summaryHandlers } from './summary';
 
 /** The run, or a not_found error naming the open folder. */
 export function requireRun(ctx: ServiceContext, runId: string) {
@@ -68,7 +70,19 @@ export function ledgerHandlers(ctx: ServiceContext) {
     requireRun(ctx, run_id);
     return ctx.ledger().findings(run_id);
   };
+  const folderFindings: H<'folder.findings'> = ({ limit }) => {
+    const db = ctx.ledger().db;
+    const total = (
+      db.prepare('SELECT COUNT(*) AS n FROM findings WHERE run_id IS NULL').get() as { n: number }
+    ).n;
+    const rows = db
+      .prepare('SELECT * FROM findings WHERE run_id IS NULL ORDER BY id LIMIT ?')
+      .all(limit ?? 1000) as (Finding & { id: number })[];
+    return { findings: rows.map(({ id: _id, ...f }) => f), total };
+  };
   return {
+    ...summaryHandlers(ctx),
+    'folder.findings': folderFindings,
     'runs.list': list,
     'run.get': get,
     'events.read': read,

@@ -29,6 +29,16 @@ export interface InspectorSlice {
   requestState(): void;
 }
 
+/**
+ * Where a step from seq goes when it is not seq ± 1: the conversation view steps over the events
+ * it does not show. The state asked for ahead is that seq's, not the next one's.
+ */
+let stepHint: ((seq: number, dir: 1 | -1) => number | null) | null = null;
+
+export function setStepHint(fn: typeof stepHint): void {
+  stepHint = fn;
+}
+
 /** The key of one run's state at one seq (requests in flight and asked for ahead). */
 const stateKey = (runId: string | null, seq: number) => `${runId}\u0000${seq}`;
 
@@ -148,7 +158,10 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
         if (at.ok && viewSeq === seq && get().seq === seq) {
           const dir = seq < viewBefore ? -1 : 1;
           afterPaint(() => {
-            if (get().runId === runId && get().seq === seq) prefetch(runId, seq + dir, dir < 0);
+            if (get().runId !== runId || get().seq !== seq) return;
+            const next = stepHint?.(seq, dir) ?? seq + dir;
+            // A step of more than one seq cannot diff against the state on show: ask for both.
+            prefetch(runId, next, dir < 0 || next !== seq + 1);
           });
         }
       }

@@ -1,9 +1,20 @@
 import type { StateCreator } from 'zustand';
-import { call, type UiError } from '../api/api';
-import type { FolderInfo, RunSummary } from '../api/types';
+import { call, callOptional, type UiError } from '../api/api';
+import type { Finding, FolderInfo, RunSummary } from '../api/types';
 import type { AppState } from './index';
 
 export type RunsSort = 'recent' | 'oldest' | 'events' | 'status' | 'id';
+
+/** What the runs list shows of a run beyond its summary, read lazily for the rows on screen. */
+export interface RunDetails {
+  head_seq: number;
+  project: string | null;
+  model: string | null;
+  title: string | null;
+  tokens: number | null;
+  calls: number | null;
+  errors: number | null;
+}
 
 export interface RunsSlice {
   folder: FolderInfo | null;
@@ -12,6 +23,15 @@ export interface RunsSlice {
   runsError: UiError | null;
   runsFilter: string;
   runsSort: RunsSort;
+  /** Findings of files that made no run (e.g. a file whose only line nests too deep). */
+  folderFindings: { findings: Finding[]; total: number } | null;
+  runDetails: Record<string, RunDetails>;
+  /** '' for all. */
+  runsFormat: string;
+  runsProject: string;
+  setRunDetails(runId: string, d: RunDetails): void;
+  setRunsFormat(format: string): void;
+  setRunsProject(project: string): void;
   loadFolder(): Promise<void>;
   openFolder(folder: string): Promise<void>;
   loadRuns(): Promise<void>;
@@ -29,6 +49,13 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
   runsError: null,
   runsFilter: '',
   runsSort: 'recent',
+  folderFindings: null,
+  runDetails: {},
+  runsFormat: '',
+  runsProject: '',
+  setRunDetails: (runId, d) => set({ runDetails: { ...get().runDetails, [runId]: d } }),
+  setRunsFormat: (runsFormat) => set({ runsFormat }),
+  setRunsProject: (runsProject) => set({ runsProject }),
   async loadFolder() {
     const r = await call('folder.current', {});
     if (r.ok) set({ folder: r.value, folderError: null });
@@ -55,6 +82,8 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
         const r = await call('runs.list', {});
         if (r.ok) set({ runs: r.value, runsError: null });
         else set({ runsError: r.error });
+        const f = await callOptional('folder.findings', {});
+        set({ folderFindings: f.ok && f.value.total > 0 ? f.value : null });
         get().syncSelectedRun();
       } while (runsAgain);
       runsInflight = null;
@@ -76,14 +105,43 @@ export function durationMs(r: RunSummary): number | null {
   return Number.isFinite(d) && d >= 0 ? d : null;
 }
 
-/** The visible runs: filtered by text over id, task, variant, status, source, sorted. */
-export function visibleRuns(runs: readonly RunSummary[], filter: string, sort: RunsSort): RunSummary[] {
+export interface RunsQuery {
+  /** Only runs of this format ('' for all). */
+  format?: string;
+  /** Only runs of this project, as their details know it ('' for all). */
+  project?: string;
+  details?: Readonly<Record<string, RunDetails>>;
+}
+
+/**
+ * The visible runs: filtered by format, project, and text over id, task, variant, status, source,
+ * format and the details known (title, project, model), sorted.
+ */
+export function visibleRuns(
+  runs: readonly RunSummary[],
+  filter: string,
+  sort: RunsSort,
+  q: RunsQuery = {},
+): RunSummary[] {
   const f = filter.trim().toLowerCase();
-  const out = f
-    ? runs.filter((r) =>
-        [r.run_id, r.task_id, r.variant, r.status, r.source].some((v) => v?.toLowerCase().includes(f)),
-      )
-    : [...runs];
+  const details = q.details ?? {};
+  const out = runs.filter((r) => {
+    if (q.format && r.format !== q.format) return false;
+    const d = details[r.run_id];
+    if (q.project && d?.project !== q.project) return false;
+    if (!f) return true;
+    return [
+      r.run_id,
+      r.task_id,
+      r.variant,
+      r.status,
+      r.source,
+      r.format,
+      d?.title,
+      d?.project,
+      d?.model,
+    ].some((v) => v?.toLowerCase().includes(f));
+  });
   const at = (r: RunSummary) => r.last_at ?? r.created_at;
   switch (sort) {
     case 'recent':

@@ -33,10 +33,19 @@ const TONES: Record<string, KindTone> = {
   event_annotated: 'note',
 };
 
-export const toneOf = (kind: string): KindTone => TONES[kind] ?? 'other';
+/** Kinds the views of other programs' sessions read lines as (shared/formats), beside v1's. */
+const SESSION_TONES: Record<string, KindTone> = {
+  user_prompted: 'start',
+  model_reasoned: 'model',
+};
+
+export const toneOf = (kind: string): KindTone => TONES[kind] ?? SESSION_TONES[kind] ?? 'other';
 
 /** Every kind of protocol v1, for the kind filter. */
 export const ALL_KINDS = Object.keys(TONES);
+
+/** The kinds of session formats (Claude Code, Codex), offered by the kind filter for their runs. */
+export const SESSION_KINDS = Object.keys(SESSION_TONES);
 
 /** Kinds a person jumps between (Shift+→): denials, errors, timeouts, budget, verdicts, failures. */
 export const NOTABLE_KINDS = [
@@ -94,7 +103,10 @@ export function summarize(ev: StoredEvent): string {
     case 'tool_timed_out':
       return clip(`${str(p.call_id)} after ${str(p.timeout_ms)} ms`);
     case 'model_responded':
+    case 'user_prompted':
       return clip(str(p.content));
+    case 'model_reasoned':
+      return clip(p.redacted === true || p.encrypted === true ? '(thinking, not readable)' : str(p.content));
     case 'context_updated':
       return clip(`${str(p.op)} ${p.tokens_before ?? '?'} → ${p.tokens_after ?? '?'} tokens`);
     case 'file_changed':

@@ -119,6 +119,27 @@ export const ledgerMethods = {
   ),
   'run.verify': method(ByRun, VerifyReportSchema, 'Recompute seq continuity and the chain of a run.'),
   'run.findings': method(ByRun, z.array(FindingSchema), 'Findings recorded for a run.'),
+  'run.summary': method(
+    ByRun,
+    z.object({
+      run_id: z.string(),
+      head_seq: z.number().int(),
+      format: z.string(),
+      /** The working directory the session ran in (Claude Code `cwd`, Codex session_meta). */
+      project: z.string().nullable(),
+      model: z.string().nullable(),
+      /** The first prompt a person wrote (or the goal of a v1 run), clipped. */
+      title: z.string().nullable(),
+      /** Tokens as the format counts them: Claude Code once per message.id, Codex its last total. */
+      tokens: z.number().nullable(),
+    }),
+    'What the runs list shows of a run: project, model, first prompt, tokens (read lazily per row).',
+  ),
+  'folder.findings': method(
+    z.object({ limit: z.number().int().positive().max(10_000).optional() }),
+    z.object({ findings: z.array(FindingSchema), total: z.number().int() }),
+    'Findings of the open folder that belong to no run: files that made no run (unreadable, no event in them).',
+  ),
 } as const;
 
 export const ledgerPushes = {

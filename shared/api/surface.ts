@@ -13,6 +13,8 @@ export const RENDERER_METHODS = [
   'runs.list',
   'run.get',
   'run.findings',
+  'run.summary',
+  'folder.findings',
   'events.read',
   'events.search',
   'events.append',

@@ -9,6 +9,11 @@ import { ErrorBox } from '../../ui/ErrorBox';
 import { currentCache, eventCache } from '../timeline/eventCache';
 import { useEvent } from '../timeline/TimelineRow';
 import { PatchView } from './PatchView';
+import { ReadAsV1, SourceView } from './Provenance';
+import { asV1 } from '../formats/readAs';
+import { useRunFormat } from '../formats/useRunFormat';
+import { findingsBySeq, WARNING_CODES } from '../timeline/TimelineRow';
+import { runSummaryOf } from '../../store/runsSlice';
 
 const CALL_ORDER = [
   'model_proposed',
@@ -41,7 +46,8 @@ interface Related {
 }
 
 /** The events of one call (proposal → decision → invocation → result), nearby ones first, then by search. */
-function useRelated(ev: StoredEvent | undefined): Related[] {
+function useRelated(stored: StoredEvent | undefined, fmt: string | null): Related[] {
+  const ev = stored ? asV1(fmt, stored) : undefined;
   const callId = ev ? callIdOf(ev) : null;
   const runId = ev?.run_id;
   const seq = ev?.seq ?? 0;
@@ -49,9 +55,9 @@ function useRelated(ev: StoredEvent | undefined): Related[] {
     if (!callId) return [];
     const cache = currentCache();
     return (cache?.around(seq) ?? [])
-      .filter((e) => callIdOf(e) === callId)
+      .filter((e) => callIdOf(asV1(fmt, e)) === callId)
       .map((e) => ({ seq: e.seq, kind: e.kind }));
-  }, [callId, seq]);
+  }, [callId, seq, fmt]);
   // The whole call is usually on the loaded pages; only a call cut by them needs a search
   // (which scans the run: on a big one it holds the service for a while).
   const complete =
@@ -66,7 +72,8 @@ function useRelated(ev: StoredEvent | undefined): Related[] {
     const t = setTimeout(async () => {
       const r = await call('events.search', {
         run_id: runId,
-        text: `"call_id":${JSON.stringify(callId)}`,
+        // Imported formats name the id their own way (tool_use_id, id): search the id itself.
+        text: fmt ? JSON.stringify(callId) : `"call_id":${JSON.stringify(callId)}`,
         limit: 50,
       });
       if (!live || !r.ok) return;
@@ -74,7 +81,7 @@ function useRelated(ev: StoredEvent | undefined): Related[] {
       const list: Related[] = [];
       for (const s of r.value.seqs.slice(0, 20)) {
         const e = await cache.fetch(s);
-        if (e && callIdOf(e) === callId) list.push({ seq: e.seq, kind: e.kind });
+        if (e && callIdOf(asV1(fmt, e)) === callId) list.push({ seq: e.seq, kind: e.kind });
       }
       if (live) setFound({ key, list });
     }, 400);
@@ -82,7 +89,7 @@ function useRelated(ev: StoredEvent | undefined): Related[] {
       live = false;
       clearTimeout(t);
     };
-  }, [callId, runId, key, seq, complete]);
+  }, [callId, runId, key, seq, complete, fmt]);
   return useMemo(() => {
     const all = new Map<number, Related>();
     for (const r of near) all.set(r.seq, r);
@@ -144,7 +151,10 @@ export function PayloadView() {
   const setSeq = useApp((s) => s.setSeq);
   const cache = useMemo(() => (runId ? eventCache(runId, head) : null), [runId, head]);
   const ev = useEvent(cache, seq);
-  const related = useRelated(ev);
+  const fmt = useRunFormat();
+  const related = useRelated(ev, fmt);
+  const origin = useApp((s) => runSummaryOf(s, s.runId)?.origin ?? null);
+  const warnings = useApp((s) => findingsBySeq(s.findings).get(seq));
   const [copied, setCopied] = useState(false);
 
   if (!runId || seq < 1) return <div className="panel payload-panel" data-testid="payload-view" />;
@@ -161,7 +171,9 @@ export function PayloadView() {
     );
   const tone = toneOf(ev.kind);
   const payload = ev.payload as Record<string, unknown>;
-  const patch = ev.kind === 'file_changed' && typeof payload.patch === 'string' ? payload.patch : null;
+  const v1 = asV1(fmt, ev).payload as Record<string, unknown>;
+  const patch =
+    ev.kind === 'file_changed' && typeof v1.patch === 'string' && v1.patch !== '' ? v1.patch : null;
   return (
     <div className="panel payload-panel" data-testid="payload-view" data-seq={ev.seq} data-kind={ev.kind}>
       <div className="panel-head">
@@ -200,9 +212,22 @@ export function PayloadView() {
           </>
         )}
       </dl>
+      {warnings && warnings.length > 0 && (
+        <ul className="payload-findings" data-testid="payload-findings">
+          {warnings.map((f, i) => (
+            <li key={i} data-code={f.code}>
+              <span className="badge bad">{f.code}</span> {f.message}
+              {WARNING_CODES.has(f.code) && (
+                <span className="dim"> — the payload below is stored as the file wrote it</span>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {ev.source && <SourceView source={ev.source} file={origin} />}
       {related.length > 1 && (
         <div className="related" data-testid="related">
-          <span className="dim">call {callIdOf(ev)}:</span>
+          <span className="dim">call {callIdOf(asV1(fmt, ev))}:</span>
           {related.map((r) => (
             <button
               key={r.seq}
@@ -225,6 +250,10 @@ export function PayloadView() {
       {digestsOf(payload).map((d) => (
         <Artifact key={d.field} runId={runId} field={d.field} digest={d.digest} />
       ))}
+      <ReadAsV1 ev={ev} fmt={fmt} />
+      <div className="payload-caption dim">
+        {ev.source ? 'payload as stored (the source’s record)' : 'payload'}
+      </div>
       <JsonTree value={ev.payload} openDepth={3} testId="payload-tree" />
     </div>
   );

@@ -5,6 +5,9 @@ import type { RunSummary } from '../../api/types';
 import { ErrorBox } from '../../ui/ErrorBox';
 import { bundleMetaOf } from '../bundle/bundleMeta';
 import { formatMs } from '../../ui/kinds';
+import { FolderFindings } from '../findings/FindingList';
+import { useRunDetailsOnScreen } from './runDetails';
+import { isSessionFormat } from '../../../shared/formats';
 
 function Integrity({ run }: { run: RunSummary }) {
   const bundle = bundleMetaOf(run);
@@ -41,6 +44,34 @@ function Integrity({ run }: { run: RunSummary }) {
   );
 }
 
+const FORMAT_LABEL: Record<string, string> = {
+  proofloop: 'ProofLoop',
+  seed000: 'seed 000',
+  seed004: 'seed 004',
+  claude_code: 'Claude Code',
+  codex: 'Codex',
+};
+
+export const formatLabel = (f: string): string => FORMAT_LABEL[f] ?? f;
+
+/** A project path's last two parts (the whole path is the title). */
+function projectName(p: string): string {
+  const parts = p.split(/[\\/]/).filter(Boolean);
+  return parts.length <= 2 ? p : `…/${parts.slice(-2).join('/')}`;
+}
+
+function compact(n: number): string {
+  if (n < 10_000) return n.toLocaleString();
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+function startOf(run: RunSummary): string {
+  const t = run.first_at ?? run.created_at;
+  const d = new Date(t);
+  return Number.isNaN(d.getTime()) ? '' : t.slice(0, 16).replace('T', ' ');
+}
+
 const RunItem = memo(function RunItem({
   run,
   selected,
@@ -51,13 +82,17 @@ const RunItem = memo(function RunItem({
   compare: boolean;
 }) {
   const selectRun = useApp((s) => s.selectRun);
+  const { ref, details } = useRunDetailsOnScreen(run);
   const d = durationMs(run);
+  const title = details?.title;
   return (
     <li
+      ref={ref}
       className={`run-item${selected ? ' selected' : ''}${compare ? ' compare' : ''}`}
       data-testid="run-item"
       data-run-id={run.run_id}
       data-status={run.status}
+      data-format={run.format}
       aria-selected={selected}
       onClick={() => selectRun(run.run_id)}
     >
@@ -71,11 +106,21 @@ const RunItem = memo(function RunItem({
         </span>
         <Integrity run={run} />
       </div>
+      {title && (
+        <div className="run-title-line" data-testid="run-item-title" title={title}>
+          {title}
+        </div>
+      )}
       <div className="run-line2">
-        <span className="run-status">{run.status}</span>
-        <span className="mono run-task" title={`task ${run.task_id ?? '—'}`}>
-          {run.task_id ?? '—'}
+        <span className="chip run-format" data-testid="run-item-format">
+          {formatLabel(run.format)}
         </span>
+        <span className="run-status">{run.status}</span>
+        {run.task_id && !isSessionFormat(run.format) && (
+          <span className="mono run-task" title={`task ${run.task_id}`}>
+            {run.task_id}
+          </span>
+        )}
         {run.variant && <span className="chip">{run.variant}</span>}
         <span className="spacer" />
         <span className="mono dim" title="events">
@@ -83,6 +128,48 @@ const RunItem = memo(function RunItem({
         </span>
         {d !== null && <span className="mono dim">{formatMs(d)}</span>}
       </div>
+      {details && (details.project || details.model) && (
+        <div className="run-line3 dim">
+          {details.project && (
+            <span className="mono run-project" data-testid="run-item-project" title={details.project}>
+              {projectName(details.project)}
+            </span>
+          )}
+          <span className="spacer" />
+          {details.model && (
+            <span className="mono run-model" data-testid="run-item-model" title="model">
+              {details.model}
+            </span>
+          )}
+        </div>
+      )}
+      {details && (
+        <div className="run-line3 dim" data-testid="run-item-details">
+          <span className="mono" title={`started ${run.first_at ?? run.created_at}`}>
+            {startOf(run)}
+          </span>
+          <span className="spacer" />
+          {details.tokens !== null && (
+            <span
+              className="mono"
+              data-testid="run-item-tokens"
+              title={`${details.tokens.toLocaleString()} tokens`}
+            >
+              {compact(details.tokens)} tok
+            </span>
+          )}
+          {details.calls !== null && (
+            <span className="mono" data-testid="run-item-calls" title="tool calls">
+              {details.calls} calls
+            </span>
+          )}
+          {details.errors !== null && details.errors > 0 && (
+            <span className="mono bad-text" data-testid="run-item-errors" title="tool calls that failed">
+              {details.errors} err
+            </span>
+          )}
+        </div>
+      )}
     </li>
   );
 });
@@ -98,7 +185,30 @@ export function RunList() {
   const setSort = useApp((s) => s.setRunsSort);
   const loadRuns = useApp((s) => s.loadRuns);
   const openOpenBundle = useApp((s) => s.openOpenBundleDialog);
-  const shown = useMemo(() => (runs ? visibleRuns(runs, filter, sort) : []), [runs, filter, sort]);
+  const runsFormat = useApp((s) => s.runsFormat);
+  const runsProject = useApp((s) => s.runsProject);
+  const setRunsFormat = useApp((s) => s.setRunsFormat);
+  const setRunsProject = useApp((s) => s.setRunsProject);
+  // Details matter to the list only while a filter reads them.
+  const details = useApp((s) => (filter.trim() || s.runsProject ? s.runDetails : null));
+  const allDetails = useApp((s) => s.runDetails);
+  const formats = useMemo(() => [...new Set((runs ?? []).map((r) => r.format))].sort(), [runs]);
+  const projects = useMemo(
+    () =>
+      [...new Set(Object.values(allDetails).map((d) => d.project))].filter((p): p is string => !!p).sort(),
+    [allDetails],
+  );
+  const shown = useMemo(
+    () =>
+      runs
+        ? visibleRuns(runs, filter, sort, {
+            format: runsFormat,
+            project: runsProject,
+            details: details ?? {},
+          })
+        : [],
+    [runs, filter, sort, runsFormat, runsProject, details],
+  );
 
   return (
     <div className="runlist">
@@ -125,6 +235,39 @@ export function RunList() {
           <option value="id">Id</option>
         </select>
       </div>
+      {(formats.length > 1 || projects.length > 1 || runsFormat || runsProject) && (
+        <div className="runlist-tools">
+          <select
+            className="input"
+            value={runsFormat}
+            onChange={(e) => setRunsFormat(e.target.value)}
+            data-testid="run-format-filter"
+            aria-label="Only runs of a format"
+          >
+            <option value="">All formats</option>
+            {formats.map((f) => (
+              <option key={f} value={f}>
+                {formatLabel(f)}
+              </option>
+            ))}
+          </select>
+          <select
+            className="input"
+            value={runsProject}
+            onChange={(e) => setRunsProject(e.target.value)}
+            data-testid="run-project-filter"
+            aria-label="Only runs of a project"
+            title="Projects of the runs listed so far (read as rows come into view)"
+          >
+            <option value="">All projects</option>
+            {projects.map((p) => (
+              <option key={p} value={p}>
+                {projectName(p)}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
       <div className="runlist-count dim">
         <span>
           {runs ? `${shown.length}${shown.length !== runs.length ? ` of ${runs.length}` : ''} runs` : ''}
@@ -140,6 +283,7 @@ export function RunList() {
           Open bundle…
         </button>
       </div>
+      <FolderFindings />
       {runsError && <ErrorBox error={runsError} what="Listing runs" onRetry={() => void loadRuns()} />}
       {runs === null && !runsError && (
         <div className="loading" data-testid="runs-loading">

@@ -9,6 +9,11 @@ import { GotoBox, HelpBox, KindFilter, SearchBox } from '../timeline/Overlays';
 import { PayloadView } from '../inspector/PayloadView';
 import { StateView } from '../inspector/StateView';
 import { BundleBanner } from '../bundle/BundleBanner';
+import { FindingList } from '../findings/FindingList';
+import { ConversationView } from '../conversation/ConversationView';
+import { useRunFormat } from '../formats/useRunFormat';
+import { isSessionFormat } from '../../../shared/formats';
+import type { RunTab } from '../../store/uiSlice';
 
 function SeqIndicator() {
   const seq = useApp((s) => s.viewSeq);
@@ -189,17 +194,37 @@ function RunHeader() {
           · outcome {replay.outcome}
         </div>
       )}
-      {showFindings && (
-        <ul className="findings" data-testid="findings">
-          {runFindings.map((f, i) => (
-            <li key={i} className="mono" data-testid="finding">
-              <span className="badge bad">{f.code}</span> {f.seq !== null ? `seq ${f.seq} ` : ''}
-              {f.file ? `${f.file}${f.line ? `:${f.line}` : ''} ` : ''}— {f.message}
-            </li>
-          ))}
-        </ul>
-      )}
+      {showFindings && <FindingList findings={runFindings} onSeq={(q) => useApp.getState().setSeq(q)} />}
     </div>
+  );
+}
+
+/** The tab the run view shows: the user's choice, else the conversation for session formats. */
+export function useRunTab(): RunTab {
+  const chosen = useApp((s) => s.runTab);
+  const fmt = useRunFormat();
+  return chosen ?? (isSessionFormat(fmt) ? 'conversation' : 'timeline');
+}
+
+function Tabs() {
+  const tab = useRunTab();
+  const setTab = useApp((s) => s.setRunTab);
+  return (
+    <span className="tabs" role="tablist">
+      {(['timeline', 'conversation'] as const).map((t) => (
+        <button
+          key={t}
+          type="button"
+          role="tab"
+          className={`btn small tab${tab === t ? ' on' : ''}`}
+          aria-selected={tab === t}
+          data-testid={`tab-${t}`}
+          onClick={() => setTab(t)}
+        >
+          {t === 'timeline' ? 'Timeline' : 'Conversation'}
+        </button>
+      ))}
+    </span>
   );
 }
 
@@ -209,6 +234,7 @@ function Toolbar() {
   const markers = useApp((s) => s.markers.length);
   return (
     <div className="tl-toolbar">
+      <Tabs />
       <SeqIndicator />
       <FollowToggle />
       <span className="spacer" />
@@ -247,7 +273,8 @@ function Toolbar() {
 }
 
 export function RunView() {
-  useTimelineKeys();
+  const tab = useRunTab();
+  useTimelineKeys(tab);
   const overlay = useApp((s) => s.overlay);
   return (
     <div className="runview" data-testid="run-view">
@@ -256,7 +283,7 @@ export function RunView() {
       <div className="split">
         <div className="pane timeline-pane">
           <Toolbar />
-          <Timeline />
+          {tab === 'conversation' ? <ConversationView /> : <Timeline />}
           {overlay === 'goto' && <GotoBox />}
           {overlay === 'search' && <SearchBox />}
           {overlay === 'filter' && <KindFilter />}

@@ -2,7 +2,9 @@ import { useEffect, useRef, useState } from 'react';
 import { call, type UiError } from '../../api/api';
 import { useApp } from '../../store';
 import { ErrorBox } from '../../ui/ErrorBox';
-import { ALL_KINDS, toneOf } from '../../ui/kinds';
+import { ALL_KINDS, SESSION_KINDS, toneOf } from '../../ui/kinds';
+import { useRunFormat } from '../formats/useRunFormat';
+import { isSessionFormat } from '../../../shared/formats';
 import { KindIcon } from '../../ui/icons';
 
 function useAutofocus() {
@@ -144,6 +146,9 @@ export function KindFilter() {
   const setKindFilter = useApp((s) => s.setKindFilter);
   const close = useApp((s) => s.setOverlay);
   const [picked, setPicked] = useState<Set<string>>(new Set(filter?.kinds ?? []));
+  // Sessions of other programs have kinds of their own (prompts, reasoning) beside v1's.
+  const session = isSessionFormat(useRunFormat());
+  const kinds = session ? [...ALL_KINDS, ...SESSION_KINDS] : ALL_KINDS;
   const toggle = (k: string) => {
     const next = new Set(picked);
     if (next.has(k)) next.delete(k);
@@ -153,7 +158,7 @@ export function KindFilter() {
   return (
     <Popover title="Show only these kinds" testId="kind-filter">
       <div className="kind-grid">
-        {ALL_KINDS.map((k) => (
+        {kinds.map((k) => (
           <label key={k} className={`kind-check tone-${toneOf(k)}`}>
             <input type="checkbox" checked={picked.has(k)} onChange={() => toggle(k)} data-kind={k} />
             <KindIcon tone={toneOf(k)} />

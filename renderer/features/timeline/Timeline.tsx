@@ -6,6 +6,7 @@ import { lowerBound } from '../../store/timelineSlice';
 import { ErrorBox } from '../../ui/ErrorBox';
 import { eventCache } from './eventCache';
 import { TimelineRow } from './TimelineRow';
+import { useRunFormat } from '../formats/useRunFormat';
 
 export const ROW_HEIGHT = 22;
 
@@ -16,6 +17,7 @@ export function Timeline() {
   const filter = useApp((s) => s.filter);
   const firstAt = useApp((s) => runSummaryOf(s, s.runId)?.first_at ?? null);
   const timelineError = useApp((s) => s.timelineError);
+  const fmt = useRunFormat();
   const setFollow = useApp((s) => s.setFollow);
   const cache = useMemo(() => eventCache(runId, head), [runId, head]);
   const runStart = firstAt ? Date.parse(firstAt) : null;
@@ -83,6 +85,7 @@ export function Timeline() {
               key={seq}
               seq={seq}
               cache={cache}
+              fmt={fmt}
               runStart={runStart}
               top={item.start}
               height={ROW_HEIGHT}

@@ -4,6 +4,7 @@ import type { Finding, StoredEvent } from '../../api/types';
 import { KindIcon } from '../../ui/icons';
 import { durationOf, formatMs, isErrorEvent, summarize, toneOf } from '../../ui/kinds';
 import { pageOf, type EventCache } from './eventCache';
+import { asV1, readAs } from '../formats/readAs';
 
 const bySeqCache = new WeakMap<readonly Finding[], Map<number, Finding[]>>();
 
@@ -37,19 +38,27 @@ export function useEvent(cache: EventCache | null, seq: number): StoredEvent | u
 interface RowProps {
   seq: number;
   cache: EventCache;
+  /** The run's format: rows of imported runs summarise their v1 reading. */
+  fmt: string | null;
   runStart: number | null;
   top: number;
   height: number;
 }
 
 /** One timeline row. Selection is read per row, so a step re-renders two rows, not the list. */
-export const TimelineRow = memo(function TimelineRow({ seq, cache, runStart, top, height }: RowProps) {
+/** Findings that mean "this event is stored as written but is not what its schema says". */
+export const WARNING_CODES: ReadonlySet<string> = new Set(['invalid_event', 'number_rounded']);
+
+export const TimelineRow = memo(function TimelineRow({ seq, cache, fmt, runStart, top, height }: RowProps) {
   const selected = useApp((s) => s.viewSeq === seq);
   const findings = useApp((s) => findingsBySeq(s.findings).get(seq));
-  const ev = useEvent(cache, seq);
+  const stored = useEvent(cache, seq);
+  const ev = stored ? asV1(fmt, stored) : undefined;
+  const warnings = findings?.filter((f) => WARNING_CODES.has(f.code));
   const tone = ev ? toneOf(ev.kind) : 'other';
   const t = ev && runStart !== null ? Date.parse(ev.at) - runStart : null;
-  const d = ev ? durationOf(ev) : null;
+  // A duration the format's view had to infer (0) is no measurement: show none.
+  const d = ev && !(stored && readAs(fmt, stored)?.inferred.includes('duration_ms')) ? durationOf(ev) : null;
   const bad = ev ? isErrorEvent(ev) : false;
   return (
     <div
@@ -65,6 +74,17 @@ export const TimelineRow = memo(function TimelineRow({ seq, cache, runStart, top
       <span className="tl-seq mono">{seq}</span>
       {ev ? (
         <>
+          {warnings && warnings.length > 0 && (
+            <span
+              className="tl-warn"
+              data-testid="warning-mark"
+              data-code={warnings[0]!.code}
+              title={warnings.map((f) => `${f.code}: ${f.message}`).join('\n')}
+              aria-label={`warning: ${warnings[0]!.message}`}
+            >
+              ⚠
+            </span>
+          )}
           <span className={`tl-kind tone-${tone}`}>
             <KindIcon tone={tone} />
             <span className="mono">{ev.kind}</span>

@@ -1,15 +1,14 @@
 import { call, type UiError } from '../../api/api';
 import type { StoredEvent } from '../../api/types';
 
-/** Events per page: one 'events.read' call. */
-export const PAGE_SIZE = 500;
+import { PAGE_SIZE, pageOf } from './pages';
+
+export { PAGE_SIZE, pageOf };
 /** Pages kept per run (LRU): 40 × 500 events, never the whole run. */
 const MAX_PAGES = 40;
 
 type PageState =
   { status: 'loading' } | { status: 'ok'; events: StoredEvent[] } | { status: 'error'; error: UiError };
-
-export const pageOf = (seq: number): number => Math.floor((seq - 1) / PAGE_SIZE);
 
 /** The event at seq in its page: at its index when the page has no gap before it, else searched. */
 function eventIn(events: readonly StoredEvent[], seq: number): StoredEvent | undefined {
@@ -36,6 +35,7 @@ export class EventCache {
 
   /** The event at seq if its page is loaded; starts loading the page otherwise. */
   get(seq: number): StoredEvent | undefined {
+    if (seq < 1) return undefined; // no seq: nothing to load (a view before its run has events)
     const p = pageOf(seq);
     const page = this.touch(p);
     if (!page) {
@@ -79,6 +79,25 @@ export class EventCache {
       if (page?.status === 'ok') out.push(...page.events);
     }
     return out;
+  }
+
+  /**
+   * The events of page p, loaded when needed; after the run grew, read again (the conversation view
+   * derives its items from whole pages). null when the page could not be read.
+   */
+  async pageEvents(p: number, fresh = false): Promise<StoredEvent[] | null> {
+    const page = this.pages.get(p);
+    if (fresh || !page || page.status !== 'ok') {
+      const running = this.inflight.get(p);
+      if (running) await running;
+      if (fresh || this.pages.get(p)?.status !== 'ok') await this.load(p);
+    }
+    const now = this.pages.get(p);
+    return now?.status === 'ok' ? now.events : null;
+  }
+
+  get headSeq(): number {
+    return this.head;
   }
 
   subscribe(page: number, fn: () => void): () => void {
@@ -125,7 +144,7 @@ export class EventCache {
 
   private load(p: number): Promise<void> {
     const running = this.inflight.get(p);
-    if (running) return running;
+    if (running) return running.then(() => this.inflight.get(p));
     const gen = this.generation;
     // A page read again (the run grew) keeps showing its old events until the new ones arrive.
     if (this.pages.get(p)?.status !== 'ok') this.pages.set(p, { status: 'loading' });

@@ -1,5 +1,7 @@
 import { useEffect } from 'react';
 import { useApp } from '../../store';
+import type { RunTab } from '../../store/uiSlice';
+import { stepConversation } from '../conversation/ConversationView';
 
 function typing(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -10,8 +12,11 @@ function typing(target: EventTarget | null): boolean {
 }
 
 /** Timeline keys: ←/→ j/k step, Shift jumps between notable events, Home/End, g, /, f. */
-export function useTimelineKeys(): void {
+export function useTimelineKeys(tab: RunTab = 'timeline'): void {
   useEffect(() => {
+    // In the conversation, a step goes to the next thing it shows (prompt, text, call, result).
+    const step = (delta: 1 | -1) =>
+      tab === 'conversation' ? void stepConversation(delta) : useApp.getState().step(delta);
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
       const s = useApp.getState();
@@ -26,15 +31,15 @@ export function useTimelineKeys(): void {
         case 'ArrowRight':
         case 'j':
         case 'J':
-          return stepAway(() => (e.shiftKey ? void s.jumpNotable(1) : s.step(1)));
+          return stepAway(() => (e.shiftKey ? void s.jumpNotable(1) : step(1)));
         case 'ArrowLeft':
         case 'k':
         case 'K':
-          return stepAway(() => (e.shiftKey ? void s.jumpNotable(-1) : s.step(-1)));
+          return stepAway(() => (e.shiftKey ? void s.jumpNotable(-1) : step(-1)));
         case 'ArrowDown':
-          return stepAway(() => s.step(1));
+          return stepAway(() => step(1));
         case 'ArrowUp':
-          return stepAway(() => s.step(-1));
+          return stepAway(() => step(-1));
         case 'PageDown':
           return stepAway(() => s.step(25));
         case 'PageUp':
@@ -62,5 +67,5 @@ export function useTimelineKeys(): void {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, []);
+  }, [tab]);
 }

@@ -1,0 +1,138 @@
+/**
+ * What the runs list shows of a run beyond its row in `runs`: the project (cwd), the model, the
+ * first prompt as a title, and tokens as the format counts them. Read from a few events and one
+ * aggregate, for the rows on screen only (the list asks lazily), never from all of a run's events
+ * into memory.
+ */
+import { interpret } from '../../shared/formats';
+import { usageTokens } from '../../shared/formats/claude-code';
+import { itemOf } from '../../shared/formats/codex';
+import { isContextPrompt } from '../../shared/formats/prompt';
+import { ID_RANGE, idRange } from '../ledger/event-ids';
+import type { ServiceContext } from './context';
+import type { ResultOf } from '../../shared/api/contract';
+import type { Handler as H } from './handler';
+import { requireRun } from './ledger';
+
+type Obj = Record<string, unknown>;
+const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+const str = (x: unknown): string | null => (typeof x === 'string' && x !== '' ? x : null);
+
+const TITLE_CHARS = 200;
+/**
+ * Claude Code's tokens need every assistant line's usage (one SQL pass over the run, ~35 ms per
+ * 1,000 events here): counted for runs up to this many events, so that one row of the list never
+ * holds the service for more than a moment. Larger sessions show no token count in the list.
+ */
+export const CC_TOKENS_MAX_EVENTS = 20_000;
+/** Summaries by run and head: the list asks again on every change of the folder. */
+const memo = new Map<string, unknown>();
+const MEMO_MAX = 2000;
+const clipTitle = (text: string): string => text.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS);
+const ASSISTANT_KINDS = ['model_responded', 'model_reasoned', 'model_proposed', 'cc_assistant'];
+
+export function summaryHandlers(ctx: ServiceContext) {
+  const summary: H<'run.summary'> = ({ run_id }) => {
+    const run = requireRun(ctx, run_id);
+    const ledger = ctx.ledger();
+    const key = `${ledger.folder}\u0000${run_id}\u0000${run.head_seq}`;
+    const known = memo.get(key) as ResultOf<'run.summary'> | undefined;
+    if (known) return known;
+    const fmt = run.format;
+    const first = (kinds: string[], limit: number) => ledger.read(run_id, { kinds, limit });
+    let project: string | null = null;
+    let model: string | null = null;
+    let title: string | null = null;
+    let tokens: number | null = null;
+
+    // The first prompt a person wrote; else a slash command's name; else the first prompt at all.
+    let fallback: string | null = null;
+    for (const e of first(['user_prompted'], 20)) {
+      const v1 = interpret(fmt, e.kind, e.payload, { seq: e.seq, run_id, source: e.source ?? null });
+      const p = (v1?.payload ?? e.payload) as Obj;
+      const text = str(p.content);
+      if (!text) continue;
+      if (p.meta !== true && !isContextPrompt(text)) {
+        title = clipTitle(text);
+        break;
+      }
+      const command = /<command-name>([^<]+)<\/command-name>/.exec(text)?.[1];
+      fallback ??= command ? command.trim() : null;
+      fallback ??= p.meta === true ? null : clipTitle(text);
+    }
+    title ??= fallback;
+    const runNo = ledger.runNo(run_id)!;
+    const range = idRange(runNo, 1, Number.MAX_SAFE_INTEGER);
+    if (fmt === 'claude_code') {
+      // Most lines carry the cwd; a file-history snapshot (often the first) does not.
+      for (const e of ledger.read(run_id, { limit: 20 })) {
+        project = str((e.payload as Obj).cwd);
+        if (project) break;
+      }
+      const a = first(ASSISTANT_KINDS, 1)[0];
+      const msg = a && isObj((a.payload as Obj).message) ? ((a.payload as Obj).message as Obj) : null;
+      model = msg ? str(msg.model) : null;
+      // Claude Code repeats a message's usage on each of its lines: the last line of each message.id.
+      const rows =
+        run.head_seq > CC_TOKENS_MAX_EVENTS
+          ? []
+          : (ledger.db
+              .prepare(
+                `SELECT json_extract(payload, '$.message.usage') AS usage FROM events
+            WHERE id IN (
+              SELECT MAX(id) FROM events
+               WHERE ${ID_RANGE} AND kind IN (${ASSISTANT_KINDS.map(() => '?').join(', ')})
+                 AND json_extract(payload, '$.message.usage') IS NOT NULL
+               GROUP BY coalesce(json_extract(payload, '$.message.id'), id))`,
+              )
+              .all(...range, ...ASSISTANT_KINDS) as { usage: string | null }[]);
+      if (rows.length > 0) {
+        tokens = 0;
+        for (const r of rows) {
+          try {
+            tokens += usageTokens(r.usage === null ? null : JSON.parse(r.usage));
+          } catch {
+            // a usage that is no JSON counts as none
+          }
+        }
+      }
+    } else if (fmt === 'codex') {
+      const meta = first(['run_started'], 1)[0];
+      project = meta ? str(itemOf(meta.payload as Obj).cwd) : null;
+      const turn = first(['codex_turn_context'], 1)[0];
+      model = turn ? str(itemOf(turn.payload as Obj).model) : null;
+      // Codex's token_count is cumulative: the last one is the run's.
+      const last = ledger.db
+        .prepare(
+          `SELECT payload FROM events WHERE ${ID_RANGE} AND kind = 'codex_event_token_count'
+            ORDER BY id DESC LIMIT 1`,
+        )
+        .get(...range) as { payload: string } | undefined;
+      if (last) {
+        const v1 = interpret(fmt, 'codex_event_token_count', JSON.parse(last.payload) as Obj, {
+          seq: 0,
+          run_id,
+        });
+        const t = v1?.payload.tokens_total;
+        tokens = typeof t === 'number' ? t : null;
+      }
+    } else {
+      const start = first(['run_started'], 1)[0];
+      const p = start
+        ? ((interpret(fmt, 'run_started', start.payload, { seq: start.seq, run_id })?.payload ??
+            start.payload) as Obj)
+        : null;
+      if (p) {
+        title ??= str(p.goal);
+        const agent = isObj(p.agent) ? p.agent : null;
+        model = agent ? (str(agent.model) ?? null) : null;
+        project = str(p.cwd);
+      }
+    }
+    const out = { run_id, head_seq: run.head_seq, format: fmt, project, model, title, tokens };
+    if (memo.size >= MEMO_MAX) memo.delete(memo.keys().next().value!);
+    memo.set(key, out);
+    return out;
+  };
+  return { 'run.summary': summary };
+}
