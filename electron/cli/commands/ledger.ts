@@ -74,7 +74,7 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
                 r.task_id,
                 r.variant,
                 r.event_count,
-                r.chained ? 'chained' : 'unchained',
+                r.chained ? 'chained' : r.meta.seal ? 'sealed' : 'unchained',
                 r.findings,
                 r.last_at,
               ]),

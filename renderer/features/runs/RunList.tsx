@@ -27,6 +27,17 @@ function Integrity({ run }: { run: RunSummary }) {
         {run.findings} finding{run.findings === 1 ? '' : 's'}
       </span>
     );
+  if (!run.chained && run.meta?.seal)
+    return (
+      <span
+        className="badge ok"
+        data-testid="integrity"
+        data-value="sealed"
+        title="a source without a hash chain of its own: ProofLoop chained it when it imported it and sealed the source's bytes (sha256), so it is verifiable from its import on"
+      >
+        sealed
+      </span>
+    );
   if (!run.chained)
     return (
       <span
