@@ -352,7 +352,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       pos = b.end;
     } else if (b.t === 'too_long') {
       lineNo += 1;
-      seqr.tooLong(lineNo, b.bytes);
+      seqr.tooLong(lineNo, b.bytes, tailSeq(headAt(abs, b.start)));
       pos = b.end;
     } else {
       // A complete last line is an event even before its writer adds the newline.
@@ -414,6 +414,22 @@ function firstLine(file: string, size: number, max: number): string | null {
     return null;
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The first 4 KiB of the line at `pos` (a line too long to read whole: for the seq it names). */
+export function headAt(file: string, pos: number): Buffer | null {
+  try {
+    const fd = openRegular(file);
+    try {
+      const b = Buffer.alloc(4096);
+      const n = readSync(fd, b, 0, b.length, pos);
+      return b.subarray(0, n);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
   }
 }
 

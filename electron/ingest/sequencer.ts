@@ -119,8 +119,10 @@ export class Sequencer {
   }
 
   /** A line over the length bound: skipped without ever being held whole. */
-  tooLong(line: number, bytes: number): void {
-    this.finding('line_too_long', line, null, `a line of ${bytes} bytes is over the bound; skipped`, null);
+  tooLong(line: number, bytes: number, seq: number | null = null): void {
+    // The seq its first bytes name is held by this line: a gap over it is not "no line holds it".
+    if (seq !== null) this.hold(this.state.fileRun ?? this.state.lastSrc ?? '', seq);
+    this.finding('line_too_long', line, seq, `a line of ${bytes} bytes is over the bound; skipped`, null);
   }
 
   push(p: Parsed, line: number): void {

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import type { VerifyReport } from '../ledger/verify';
 import type { Finding } from '../ledger/types';
 import { DEFAULT_MAX_LINE, readBlocks } from './lines';
-import { completeLine, fileRun, folderRun, tailSeq } from './importer';
+import { completeLine, fileRun, folderRun, headAt, tailSeq } from './importer';
 import { Sequencer, emptyState } from './sequencer';
 import { parsedBlocks } from './source';
 import { detectText, parseLine } from './parse';
@@ -35,7 +35,7 @@ export async function verifyFile(file: string, opts: { maxLine?: number } = {}):
       lineNo += b.lines;
     } else if (b.t === 'too_long') {
       lineNo += 1;
-      seqr.tooLong(lineNo, b.bytes);
+      seqr.tooLong(lineNo, b.bytes, tailSeq(headAt(abs, b.start)));
     } else {
       const complete = b.buf ? completeLine(b.buf, state.format) : null;
       if (complete) {

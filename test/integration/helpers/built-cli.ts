@@ -84,7 +84,7 @@ export function serveOnce(
   return slot(
     () =>
       new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [BIN, 'serve', folder, '--port', '0'], {
+        const child = spawn(process.execPath, [BIN, 'serve', folder, '--port', '0', '--otlp-port', '0'], {
           cwd: repoRoot,
           env: { ...process.env, ...env },
           stdio: ['ignore', 'pipe', 'pipe'],
@@ -97,10 +97,14 @@ export function serveOnce(
         child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
         child.stdout.on('data', (d: Buffer) => {
           stdout += d.toString();
-          const m = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=([\w-]+)/.exec(stdout);
+          const m = /(http:\/\/127\.0\.0\.1:\d+)\/#token=([\w-]+)/.exec(stdout);
           if (!m || asked) return;
           asked = true;
-          fetch(`${m[1]}/api/runs.list?token=${m[2]}`, { method: 'POST', body: '{}' })
+          fetch(`${m[1]}/api/runs.list`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-proofloop-token': m[2]! },
+            body: '{}',
+          })
             .then((r) => r.json())
             .then(
               (body) => (runs = body),
