@@ -15,6 +15,8 @@ export interface ItemRow {
   result?: ConvItem;
   files: ConvItem[];
   agentId?: string;
+  /** Claude Code 1.x: the seq where the sidechain this Task call started begins, in this file. */
+  sidechainAt?: number;
   /** Claude Code: this message does not follow the one before it; it continues from this seq. */
   branchFrom?: number;
   /** Claude Code: the conversation goes on from here in several ways (rewinds, edits): their seqs. */
@@ -155,6 +157,12 @@ export class ConversationModel {
       nodes.push(...d.nodes);
     }
     const { branchFrom, branches } = treeMarks(nodes);
+    // 1.x subagents: the sidechain whose first prompt is the Task call's prompt.
+    const sideRoots = new Map<string, number>();
+    for (let p = 0; p < pagesTotal; p++)
+      for (const it of this.pages.get(p)?.items ?? [])
+        if (it.type === 'prompt' && it.subPrompt && !sideRoots.has(it.subPrompt))
+          sideRoots.set(it.subPrompt, it.seq);
     const rows: Row[] = [];
     const rowOfSeq = new Map<number, number>();
     const order: number[] = [];
@@ -188,6 +196,7 @@ export class ConversationModel {
           row.result = results.get(it.callId);
           row.files = files.get(it.callId) ?? [];
           row.agentId = row.result?.agentId ?? agents.get(it.callId);
+          if (it.subPrompt) row.sidechainAt = sideRoots.get(it.subPrompt);
           for (const f of row.files) row.seqs.push(f.seq);
           if (row.result) row.seqs.push(row.result.seq);
         }
