@@ -117,6 +117,23 @@ describe('conversation view model', () => {
     expect(await m.stepFrom(after, -1)).toBe(callRow!.result!.seq);
   });
 
+  it('a step pressed while the page is still being read waits for it', async () => {
+    const events = eventsOf(CC_SESSION, claudeCode, 'r');
+    const slow: PageSource = {
+      pageEvents: (p) =>
+        new Promise((resolve) =>
+          setTimeout(() => resolve(events.slice(p * PAGE_SIZE, (p + 1) * PAGE_SIZE)), 30),
+        ),
+      subscribe: () => () => {},
+    };
+    const m = new ConversationModel('r', 'claude_code', slow, events.length);
+    void m.ensure(0); // the view's placeholder starts the read
+    const first = await m.stepFrom(1, 1);
+    expect(first).not.toBeNull();
+    const row = m.rows().rows[m.rowIndexOf(first!)];
+    expect(row?.kind === 'item' && row.item.type).toBe('prompt');
+  });
+
   it('links a 1.x Task call to the sidechain it started in the same file', async () => {
     const file = path.join(
       FIX,
