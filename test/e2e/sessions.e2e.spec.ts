@@ -51,6 +51,8 @@ test('a Claude Code folder opens, and the keyboard steps through a session in th
   page,
   folder,
 }) => {
+  // Up to ~80 key steps, each waited for: on a shared 2-core machine this needs more than 60 s.
+  test.setTimeout(120_000);
   cpSync(CC, folder, { recursive: true });
   const { served, home } = await serveForeign(folder);
   try {

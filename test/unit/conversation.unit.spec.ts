@@ -12,6 +12,7 @@ import {
   type ItemRow,
   type PageSource,
 } from '../../renderer/features/conversation/model';
+import { subagentLinks } from '../../shared/formats/claude-code';
 import { PAGE_SIZE } from '../../renderer/features/timeline/pages';
 
 type Obj = Record<string, unknown>;
@@ -114,6 +115,46 @@ describe('conversation view model', () => {
     const after = (await m.stepFrom(callRow!.result!.seq, 1))!;
     expect(m.rowIndexOf(after)).toBe(m.rowIndexOf(seq) + 1);
     expect(await m.stepFrom(after, -1)).toBe(callRow!.result!.seq);
+  });
+
+  it('a step pressed while the page is still being read waits for it', async () => {
+    const events = eventsOf(CC_SESSION, claudeCode, 'r');
+    const slow: PageSource = {
+      pageEvents: (p) =>
+        new Promise((resolve) =>
+          setTimeout(() => resolve(events.slice(p * PAGE_SIZE, (p + 1) * PAGE_SIZE)), 30),
+        ),
+      subscribe: () => () => {},
+    };
+    const m = new ConversationModel('r', 'claude_code', slow, events.length);
+    void m.ensure(0); // the view's placeholder starts the read
+    const first = await m.stepFrom(1, 1);
+    expect(first).not.toBeNull();
+    const row = m.rows().rows[m.rowIndexOf(first!)];
+    expect(row?.kind === 'item' && row.item.type).toBe('prompt');
+  });
+
+  it('links a 1.x Task call to the sidechain it started in the same file', async () => {
+    const file = path.join(
+      FIX,
+      'claude-code/projects/sample-project/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl',
+    );
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as Obj);
+    // The format's own reading of the links (shared/formats/claude-code.ts), by uuid.
+    const links = [...subagentLinks(lines)].filter(([, v]) => v.sidechainRoot);
+    expect(links.length).toBeGreaterThan(0);
+    const events = eventsOf(file, claudeCode, 'r');
+    const m = await loaded('claude_code', events);
+    const rows = m.rows().rows.filter((r): r is ItemRow => r.kind === 'item');
+    for (const [callId, { sidechainRoot }] of links) {
+      const call = rows.find((r) => r.item.callId === callId && r.item.type === 'call')!;
+      const root = rows.find((r) => r.item.uuid === sidechainRoot)!;
+      expect(root.item.sidechain).toBe(true);
+      expect(call.sidechainAt).toBe(root.item.seq);
+    }
   });
 
   it('marks a rewind as a branch, and the message it forks from', () => {

@@ -191,6 +191,20 @@ const ItemBody = memo(function ItemBody({ row }: { row: ItemRow }) {
             )}
           </div>
           {row.agentId && <SubagentLink agentId={row.agentId} />}
+          {row.sidechainAt !== undefined && (
+            <button
+              type="button"
+              className="btn small conv-subagent"
+              data-testid="sidechain-link"
+              title="the subagent's conversation, kept in this session's file (a sidechain)"
+              onClick={(e) => {
+                e.stopPropagation();
+                useApp.getState().setSeq(row.sidechainAt!);
+              }}
+            >
+              ↳ subagent at #{row.sidechainAt}
+            </button>
+          )}
           <Files files={row.files} />
         </div>
       );

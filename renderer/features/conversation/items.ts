@@ -11,6 +11,9 @@ import { asV1 } from '../formats/readAs';
 
 type Obj = Record<string, unknown>;
 
+/** How much of a subagent's prompt is compared to find its sidechain. */
+const SUB_PROMPT_CHARS = 2000;
+
 /** Text an item keeps (the payload view has all of it). */
 export const ITEM_CHARS = 3000;
 
@@ -48,6 +51,8 @@ export interface ConvItem {
   agentId?: string;
   /** A Claude Code 1.x sidechain line: the subagent's conversation, in the session's own file. */
   sidechain?: boolean;
+  /** A Task / Agent call's prompt, or a sidechain's first prompt: how 1.x links the two. */
+  subPrompt?: string;
   /** Claude Code: the line's place in the conversation tree. */
   uuid?: string;
   parent?: string;
@@ -146,9 +151,11 @@ export function itemOf(fmt: string | null, stored: StoredEvent): ConvItem | null
       const text = str(p.content) ?? '';
       const meta = p.meta === true || isContextPrompt(text);
       const role = str(p.role);
+      const root = p.sidechain === true && !base.parent;
       return {
         ...base,
         type: 'prompt',
+        subPrompt: root ? text.trim().slice(0, SUB_PROMPT_CHARS) : undefined,
         text: clip(text),
         meta,
         label: role && role !== 'user' ? role : undefined,
@@ -173,16 +180,24 @@ export function itemOf(fmt: string | null, stored: StoredEvent): ConvItem | null
       };
     }
     case 'model_proposed':
-    case 'tool_invoked':
+    case 'tool_invoked': {
       if (ev.kind === 'tool_invoked' && !fmt) return null; // a v1 run's proposal says it already
+      const args = (p.args ?? {}) as Obj;
+      const tool = str(p.tool) ?? '';
+      const subPrompt =
+        (tool === 'Task' || tool === 'Agent') && typeof args.prompt === 'string'
+          ? args.prompt.trim().slice(0, SUB_PROMPT_CHARS)
+          : undefined;
       return {
         ...base,
         type: 'call',
+        subPrompt,
         callId: str(p.call_id) ?? undefined,
-        tool: str(p.tool) ?? '',
+        tool,
         text: json(p.args),
         tone: 'plain',
       };
+    }
     case 'tool_returned': {
       const status = str(p.status) ?? 'ok';
       return {

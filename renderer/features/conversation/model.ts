@@ -15,6 +15,8 @@ export interface ItemRow {
   result?: ConvItem;
   files: ConvItem[];
   agentId?: string;
+  /** Claude Code 1.x: the seq where the sidechain this Task call started begins, in this file. */
+  sidechainAt?: number;
   /** Claude Code: this message does not follow the one before it; it continues from this seq. */
   branchFrom?: number;
   /** Claude Code: the conversation goes on from here in several ways (rewinds, edits): their seqs. */
@@ -65,7 +67,7 @@ const MAX_WALK = 1000;
 
 export class ConversationModel {
   private readonly pages = new Map<number, DerivedPage>();
-  private readonly loading = new Set<number>();
+  private readonly loading = new Map<number, Promise<void>>();
   private readonly stale = new Set<number>();
   private readonly failed = new Set<number>();
   private readonly listeners = new Set<() => void>();
@@ -103,30 +105,34 @@ export class ConversationModel {
     return this.failed.has(p);
   }
 
-  /** Derives page p (when not derived, or stale); resolves when done. */
-  async ensure(p: number): Promise<void> {
-    if (this.disposed || p < 0 || p > pageOf(Math.max(1, this.head))) return;
-    if ((this.pages.has(p) && !this.stale.has(p)) || this.loading.has(p)) return;
-    this.loading.add(p);
-    const fresh = this.stale.delete(p);
-    try {
-      let events = await this.cache.pageEvents(p, fresh);
-      const end = Math.min(this.head, (p + 1) * PAGE_SIZE);
-      // A page read while the run grew may end early: once more (a gap at a page's end reads alike).
-      if (events && (events.at(-1)?.seq ?? 0) < end) events = await this.cache.pageEvents(p, true);
-      if (this.disposed) return;
-      if (!events) {
-        this.failed.add(p);
-      } else {
-        this.failed.delete(p);
-        this.pages.set(p, derivePage(this.fmt, events));
-      }
-    } finally {
+  /** Derives page p (when not derived, or stale); resolves when done (also when already under way). */
+  ensure(p: number): Promise<void> {
+    if (this.disposed || p < 0 || p > pageOf(Math.max(1, this.head))) return Promise.resolve();
+    const running = this.loading.get(p);
+    if (running) return running;
+    if (this.pages.has(p) && !this.stale.has(p)) return Promise.resolve();
+    const done = this.derive(p).finally(() => {
       this.loading.delete(p);
+      this.watchLast();
+      this.bump();
+      if (this.stale.has(p)) void this.ensure(p);
+    });
+    this.loading.set(p, done);
+    return done;
+  }
+
+  private async derive(p: number): Promise<void> {
+    const fresh = this.stale.delete(p);
+    let events = await this.cache.pageEvents(p, fresh);
+    const end = Math.min(this.head, (p + 1) * PAGE_SIZE);
+    // A page read while the run grew may end early: once more (a gap at a page's end reads alike).
+    if (events && (events.at(-1)?.seq ?? 0) < end) events = await this.cache.pageEvents(p, true);
+    if (this.disposed) return;
+    if (!events) this.failed.add(p);
+    else {
+      this.failed.delete(p);
+      this.pages.set(p, derivePage(this.fmt, events));
     }
-    this.watchLast();
-    this.bump();
-    if (this.stale.has(p)) void this.ensure(p);
   }
 
   /** Rows of what is derived, with the index of each seq's row and the seqs a step stops at. */
@@ -155,6 +161,12 @@ export class ConversationModel {
       nodes.push(...d.nodes);
     }
     const { branchFrom, branches } = treeMarks(nodes);
+    // 1.x subagents: the sidechain whose first prompt is the Task call's prompt.
+    const sideRoots = new Map<string, number>();
+    for (let p = 0; p < pagesTotal; p++)
+      for (const it of this.pages.get(p)?.items ?? [])
+        if (it.type === 'prompt' && it.subPrompt && !sideRoots.has(it.subPrompt))
+          sideRoots.set(it.subPrompt, it.seq);
     const rows: Row[] = [];
     const rowOfSeq = new Map<number, number>();
     const order: number[] = [];
@@ -188,6 +200,7 @@ export class ConversationModel {
           row.result = results.get(it.callId);
           row.files = files.get(it.callId) ?? [];
           row.agentId = row.result?.agentId ?? agents.get(it.callId);
+          if (it.subPrompt) row.sidechainAt = sideRoots.get(it.subPrompt);
           for (const f of row.files) row.seqs.push(f.seq);
           if (row.result) row.seqs.push(row.result.seq);
         }
@@ -261,7 +274,9 @@ export class ConversationModel {
       const to = j >= 0 && j < order.length ? stopRow[j]! : delta > 0 ? rows.length : -1;
       // A page between here and there that is not derived yet may hold nearer stops.
       let gap: PageRow | undefined;
-      for (let r = from + delta; delta > 0 ? r < to : r > to; r += delta) {
+      // The seq's own page first, when it is not derived yet.
+      const start = rows[from]?.kind === 'page' ? from : from + delta;
+      for (let r = start; delta > 0 ? r < to : r > to; r += delta) {
         const row = rows[r];
         if (row?.kind === 'page' && !this.failed.has(row.page)) {
           gap = row;
