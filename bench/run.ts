@@ -10,6 +10,7 @@ import { benchState } from './state';
 import { benchRedact } from './redact';
 import { benchBundle, verifyOnceFromArgv } from './bundle';
 import { benchUi } from './ui';
+import { benchOpen } from './open';
 
 const benches: { name: string; run: () => unknown }[] = [
   { name: 'ledger', run: () => benchIngest() },
@@ -17,6 +18,7 @@ const benches: { name: string; run: () => unknown }[] = [
   { name: 'redaction', run: () => benchRedact() },
   { name: 'bundle', run: () => benchBundle() },
   { name: 'ui', run: () => benchUi() },
+  { name: 'open', run: () => benchOpen() },
 ];
 
 // The bundle bench runs this bundle again to time a verify in a new process: nothing else then.

@@ -1,0 +1,183 @@
+/**
+ * A command timed as a whole process, as a user meets it: wall time from spawn to exit, the time
+ * its first stdout byte arrived (the CLI prints when its work is done and before background work
+ * such as snapshots ends), and peak RSS of the process (all its threads). Peak RSS and CPU come from
+ * GNU time (`/usr/bin/time -v`, Debian package `time`) when installed, else from polling the child's
+ * /proc/<pid>/status VmHWM every 20 ms (the last poll before exit can miss a late peak).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const GNU_TIME = '/usr/bin/time';
+
+export interface ChildFigures {
+  command: string;
+  exit_code: number | null;
+  wall_ms: number;
+  /** ms from spawn to the first stdout byte; null if it printed nothing. */
+  first_stdout_ms: number | null;
+  peak_rss_mb: number;
+  /** CPU seconds of the process (all threads): user + system; null when only /proc was polled. */
+  cpu_s: number | null;
+  /** CPU time over wall time: 2.0 means both cores busy all along. */
+  cores_used: number | null;
+  rss_from: 'gnu-time' | 'proc-poll';
+}
+
+export interface Running {
+  pid: number;
+  /** Resolves on the first stdout line that satisfies `test` (ms since spawn, the line). */
+  waitForLine(test: (line: string) => boolean): Promise<{ ms: number; line: string }>;
+  /** Sends SIGTERM and resolves the figures when it exits. */
+  stop(): Promise<ChildFigures>;
+  done: Promise<ChildFigures & { stdout: string; stderr: string }>;
+}
+
+export interface SpawnOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Keep at most this much of stdout (ms figures only need the first bytes). */
+  keepStdout?: number;
+}
+
+const mb = (kb: number) => Math.round(kb / 102.4) / 10;
+
+function parseGnuTime(text: string) {
+  const num = (label: string) => {
+    const m = text.match(new RegExp(`${label}[^:]*:\\s*([0-9.]+)`));
+    return m ? Number(m[1]) : NaN;
+  };
+  return {
+    rssKb: num('Maximum resident set size'),
+    cpu: num('User time \\(seconds\\)') + num('System time \\(seconds\\)'),
+  };
+}
+
+/** Starts `cmd args` measured; see ChildFigures. */
+export function spawnMeasured(cmd: string, args: string[], opts: SpawnOptions = {}): Running {
+  const viaTime = existsSync(GNU_TIME);
+  const tmp = mkdtempSync(path.join(tmpdir(), 'pl-bench-time-'));
+  const timeOut = path.join(tmp, 'time.txt');
+  const argv = viaTime ? ['-v', '-o', timeOut, cmd, ...args] : args;
+  const t0 = performance.now();
+  const child = spawn(viaTime ? GNU_TIME : cmd, argv, {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const keep = opts.keepStdout ?? 1 << 20;
+  let stdout = '';
+  let stderr = '';
+  let firstOut: number | null = null;
+  let pending = '';
+  const waiters: { test: (l: string) => boolean; resolve: (v: { ms: number; line: string }) => void }[] = [];
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (s: string) => {
+    const now = performance.now() - t0;
+    firstOut ??= now;
+    if (stdout.length < keep) stdout += s.slice(0, keep - stdout.length);
+    pending += s;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines)
+      for (const w of [...waiters])
+        if (w.test(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve({ ms: now, line });
+        }
+  });
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (s: string) => {
+    if (stderr.length < 65536) stderr += s;
+  });
+  // Without GNU time the child is the command itself: poll its high-water mark.
+  let hwmKb = 0;
+  const poll = viaTime
+    ? null
+    : setInterval(() => {
+        try {
+          const m = readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/);
+          if (m) hwmKb = Math.max(hwmKb, Number(m[1]));
+        } catch {
+          // exited between polls
+        }
+      }, 20);
+  const done = new Promise<ChildFigures & { stdout: string; stderr: string }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const wall = performance.now() - t0;
+      if (poll) clearInterval(poll);
+      let rssKb = hwmKb;
+      let cpu: number | null = null;
+      if (viaTime) {
+        const text = existsSync(timeOut) ? readFileSync(timeOut, 'utf8') : '';
+        const t = parseGnuTime(text);
+        rssKb = t.rssKb;
+        cpu = Number.isFinite(t.cpu) ? Math.round(t.cpu * 100) / 100 : null;
+        // GNU time exits with the command's status; "Command terminated by signal" when killed.
+        if (/Command terminated by signal/.test(text)) code = null;
+      }
+      rmSync(tmp, { recursive: true, force: true });
+      resolve({
+        command: [cmd, ...args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' '),
+        exit_code: code,
+        wall_ms: Math.round(wall),
+        first_stdout_ms: firstOut === null ? null : Math.round(firstOut),
+        peak_rss_mb: mb(rssKb),
+        cpu_s: cpu,
+        cores_used: cpu === null ? null : Math.round((cpu / (wall / 1000)) * 100) / 100,
+        rss_from: viaTime ? 'gnu-time' : 'proc-poll',
+        stdout,
+        stderr,
+      });
+    });
+  });
+  return {
+    pid: child.pid ?? -1,
+    waitForLine: (test) =>
+      new Promise((resolve, reject) => {
+        waiters.push({ test, resolve });
+        done.then(
+          (f) => reject(new Error(`exited (${f.exit_code}) before the line: ${f.stderr.slice(0, 500)}`)),
+          reject,
+        );
+      }),
+    async stop() {
+      // GNU time forwards no signal: the command is its child.
+      const target = viaTime ? childOf(child.pid!) : child.pid!;
+      if (target) process.kill(target, 'SIGTERM');
+      return done;
+    },
+    done,
+  };
+}
+
+/** The first child of `pid` (the command GNU time started). */
+function childOf(pid: number): number | null {
+  try {
+    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
+    return kids[0] ? Number(kids[0]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs to the end; throws with its stderr when it exits with a code not in `ok`. */
+export async function runMeasured(
+  cmd: string,
+  args: string[],
+  opts: SpawnOptions & { ok?: number[] } = {},
+): Promise<ChildFigures & { stdout: string; stderr: string }> {
+  const r = await spawnMeasured(cmd, args, opts).done;
+  if (!(opts.ok ?? [0]).includes(r.exit_code ?? -1))
+    throw new Error(`${r.command} exited ${r.exit_code}: ${r.stderr.slice(0, 2000)}`);
+  return r;
+}
+
+/** The figures without the captured output, for the JSON report. */
+export function figures(r: ChildFigures & { stdout?: string; stderr?: string }): ChildFigures {
+  const { stdout: _o, stderr: _e, ...f } = r;
+  return f;
+}
