@@ -11,6 +11,7 @@ import { benchRedact } from './redact';
 import { benchBundle, verifyOnceFromArgv } from './bundle';
 import { benchUi } from './ui';
 import { benchOpen } from './open';
+import { benchSessions } from './sessions';
 
 const benches: { name: string; run: () => unknown }[] = [
   { name: 'ledger', run: () => benchIngest() },
@@ -19,6 +20,7 @@ const benches: { name: string; run: () => unknown }[] = [
   { name: 'bundle', run: () => benchBundle() },
   { name: 'ui', run: () => benchUi() },
   { name: 'open', run: () => benchOpen() },
+  { name: 'sessions', run: () => benchSessions() },
 ];
 
 // The bundle bench runs this bundle again to time a verify in a new process: nothing else then.
