@@ -24,14 +24,16 @@ export interface ChildFigures {
   /** CPU time over wall time: 2.0 means both cores busy all along. */
   cores_used: number | null;
   rss_from: 'gnu-time' | 'proc-poll';
+  /** How stop() ended it, when it did. */
+  stopped?: string;
 }
 
 export interface Running {
   pid: number;
   /** Resolves on the first stdout line that satisfies `test` (ms since spawn, the line). */
   waitForLine(test: (line: string) => boolean): Promise<{ ms: number; line: string }>;
-  /** Sends SIGTERM and resolves the figures when it exits. */
-  stop(): Promise<ChildFigures>;
+  /** Sends SIGTERM (SIGKILL after `graceMs`) and resolves the figures when it exits. */
+  stop(graceMs?: number): Promise<ChildFigures>;
   done: Promise<ChildFigures & { stdout: string; stderr: string }>;
 }
 
@@ -94,6 +96,7 @@ export function spawnMeasured(cmd: string, args: string[], opts: SpawnOptions = 
   });
   // Without GNU time the child is the command itself: poll its high-water mark.
   let hwmKb = 0;
+  let stopped: string | undefined;
   const poll = viaTime
     ? null
     : setInterval(() => {
@@ -129,6 +132,7 @@ export function spawnMeasured(cmd: string, args: string[], opts: SpawnOptions = 
         cpu_s: cpu,
         cores_used: cpu === null ? null : Math.round((cpu / (wall / 1000)) * 100) / 100,
         rss_from: viaTime ? 'gnu-time' : 'proc-poll',
+        ...(stopped ? { stopped } : {}),
         stdout,
         stderr,
       });
@@ -144,11 +148,18 @@ export function spawnMeasured(cmd: string, args: string[], opts: SpawnOptions = 
           reject,
         );
       }),
-    async stop() {
-      // GNU time forwards no signal: the command is its child.
+    async stop(graceMs = 10_000) {
+      // GNU time forwards no signal: the command is its child. SIGKILL if SIGTERM does not end it.
       const target = viaTime ? childOf(child.pid!) : child.pid!;
-      if (target) process.kill(target, 'SIGTERM');
-      return done;
+      if (target === null) return done;
+      process.kill(target, 'SIGTERM');
+      const late = setTimeout(() => {
+        stopped = 'SIGKILL after SIGTERM';
+        process.kill(target, 'SIGKILL');
+      }, graceMs);
+      const f = await done;
+      clearTimeout(late);
+      return f;
     },
     done,
   };

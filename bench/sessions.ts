@@ -162,7 +162,7 @@ export async function benchBigSession(root: string, mbs = Number(process.env.PL_
   const fileMb = gen.bytes / 2 ** 20;
 
   const opens = [];
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < Number(process.env.PL_BENCH_BIG_ROUNDS ?? 1); i++) {
     const home = path.join(root, `home-big-open-${i}`);
     const r = await cli(['--json', 'open', folder], home, `big-open-${i}`);
     const info = JSON.parse(r.stdout) as { imported: { events: number; findings: number } };
@@ -246,6 +246,8 @@ async function inspectWhileImporting(root: string, folder: string, id: string, e
         page_down_step_ms: { p50: quantile(jumps, 0.5), p95: quantile(jumps, 0.95), max: quantile(jumps, 1) },
       };
     } finally {
+      // Closed first: an open keep-alive connection would hold serve's server.close().
+      await page.close();
       const f = await serve.stop();
       result = { ...result, serve_process: figures(f) };
     }
