@@ -24,6 +24,10 @@ export interface ChildFigures {
   /** CPU time over wall time: 2.0 means both cores busy all along. */
   cores_used: number | null;
   rss_from: 'gnu-time' | 'proc-poll';
+  /** When (ms since spawn) the polled RSS was highest: before or after first_stdout_ms? */
+  polled_rss_peak_at_ms: number;
+  /** RSS when the first stdout byte arrived (the end of `open`'s import), as polled. */
+  polled_rss_at_first_stdout_mb: number | null;
   /** How stop() ended it, when it did. */
   stopped?: string;
 }
@@ -94,24 +98,32 @@ export function spawnMeasured(cmd: string, args: string[], opts: SpawnOptions = 
   child.stderr.on('data', (s: string) => {
     if (stderr.length < 65536) stderr += s;
   });
-  // Without GNU time the child is the command itself: poll its high-water mark.
+  // The command's /proc status polled every 20 ms (under GNU time, the command is time's child):
+  // its high-water mark when GNU time is missing, and when the peak came (import or after it?).
   let hwmKb = 0;
+  let rssPeak = { kb: 0, ms: 0 };
+  let rssAtFirstOut: number | null = null;
   let stopped: string | undefined;
-  const poll = viaTime
-    ? null
-    : setInterval(() => {
-        try {
-          const m = readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/);
-          if (m) hwmKb = Math.max(hwmKb, Number(m[1]));
-        } catch {
-          // exited between polls
-        }
-      }, 20);
+  let target: number | null = viaTime ? null : (child.pid ?? null);
+  const poll = setInterval(() => {
+    target ??= childOf(child.pid!);
+    if (target === null) return;
+    try {
+      const st = readFileSync(`/proc/${target}/status`, 'utf8');
+      const hwm = st.match(/VmHWM:\s+(\d+)/);
+      const rss = Number(st.match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
+      if (hwm) hwmKb = Math.max(hwmKb, Number(hwm[1]));
+      if (rss > rssPeak.kb) rssPeak = { kb: rss, ms: performance.now() - t0 };
+      if (firstOut !== null && rssAtFirstOut === null) rssAtFirstOut = rss;
+    } catch {
+      // exited between polls
+    }
+  }, 20);
   const done = new Promise<ChildFigures & { stdout: string; stderr: string }>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => {
       const wall = performance.now() - t0;
-      if (poll) clearInterval(poll);
+      clearInterval(poll);
       let rssKb = hwmKb;
       let cpu: number | null = null;
       if (viaTime) {
@@ -132,6 +144,8 @@ export function spawnMeasured(cmd: string, args: string[], opts: SpawnOptions = 
         cpu_s: cpu,
         cores_used: cpu === null ? null : Math.round((cpu / (wall / 1000)) * 100) / 100,
         rss_from: viaTime ? 'gnu-time' : 'proc-poll',
+        polled_rss_peak_at_ms: Math.round(rssPeak.ms),
+        polled_rss_at_first_stdout_mb: rssAtFirstOut === null ? null : mb(rssAtFirstOut),
         ...(stopped ? { stopped } : {}),
         stdout,
         stderr,
