@@ -45,6 +45,22 @@ function textPool(r: () => number, n: number, min: number, max: number): string[
 
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
+/** Built once for all sessions: 10,000 small sessions must not each build their own. */
+let shared: Record<'prompts' | 'thoughts' | 'texts' | 'outputs', string[]> & { blob: string };
+function pools() {
+  if (!shared) {
+    const r = rng(0x5eed);
+    shared = {
+      prompts: textPool(r, 64, 40, 400),
+      thoughts: textPool(r, 64, 200, 1500),
+      texts: textPool(r, 64, 80, 800),
+      outputs: textPool(r, 64, 200, 3000),
+      blob: Array.from({ length: 1 << 16 }, () => BASE64[Math.floor(r() * 64)]).join(''),
+    };
+  }
+  return shared;
+}
+
 export interface SessionOptions {
   sessionId: string;
   cwd: string;
@@ -63,11 +79,7 @@ export interface SessionOptions {
 export function writeClaudeSession(file: string, o: SessionOptions): { bytes: number; lines: number } {
   mkdirSync(path.dirname(file), { recursive: true });
   const r = rng(o.seed ?? 1);
-  const prompts = textPool(r, 64, 40, 400);
-  const thoughts = textPool(r, 64, 200, 1500);
-  const texts = textPool(r, 64, 80, 800);
-  const outputs = textPool(r, 64, 200, 3000);
-  const blob = Array.from({ length: 1 << 16 }, () => BASE64[Math.floor(r() * 64)]).join('');
+  const { prompts, thoughts, texts, outputs, blob } = pools();
   const big = (n: number) => blob.repeat(Math.ceil(n / blob.length)).slice(0, n);
   const pick = (xs: string[]) => xs[Math.floor(r() * xs.length)]!;
 

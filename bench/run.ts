@@ -20,7 +20,11 @@ const benches: { name: string; run: () => unknown }[] = [
   { name: 'bundle', run: () => benchBundle() },
   { name: 'ui', run: () => benchUi() },
   { name: 'open', run: () => benchOpen() },
-  { name: 'sessions', run: () => benchSessions() },
+  // PL_BENCH_SESSIONS_PART=many|big: one half of it.
+  {
+    name: 'sessions',
+    run: () => benchSessions(process.env.PL_BENCH_SESSIONS_PART as 'many' | 'big' | undefined),
+  },
 ];
 
 // The bundle bench runs this bundle again to time a verify in a new process: nothing else then.
