@@ -38,6 +38,8 @@ function cli(args: string[], home: string, tag: string, ok = [0]) {
     cwd: cliRoot(),
     env: { ...process.env, PROOFLOOP_HOME: home },
     ok,
+    // `runs --json` of 10,000 sessions is several MB.
+    keepStdout: 256 << 20,
   });
 }
 
