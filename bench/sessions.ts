@@ -180,7 +180,10 @@ export async function benchBigSession(root: string, mbs = Number(process.env.PL_
     rmSync(home, { recursive: true, force: true });
   }
 
-  const inspector = await inspectWhileImporting(root, folder, id, opens[0]!.events);
+  // A failure in the browser keeps the import figures above.
+  const inspector = await inspectWhileImporting(root, folder, id, opens[0]!.events).catch((e: Error) => ({
+    error: e.message,
+  }));
   return {
     file_mb: Math.round(fileMb),
     lines: gen.lines,
@@ -190,8 +193,11 @@ export async function benchBigSession(root: string, mbs = Number(process.env.PL_
     load_average: Number(loadavg()[0]!.toFixed(1)),
     goal_ok: {
       peak_rss: Math.max(...opens.map((o) => o.peak_rss_mb)) <= GOALS.big_peak_rss_mb,
-      first_rows: 'skipped' in inspector ? null : inspector.serve_to_first_rows_ms <= GOALS.first_rows_ms,
-      step_p95: 'skipped' in inspector ? null : inspector.step_ms.p95 <= GOALS.step_p95_ms,
+      first_rows:
+        'serve_to_first_rows_ms' in inspector
+          ? inspector.serve_to_first_rows_ms <= GOALS.first_rows_ms
+          : false,
+      step_p95: 'step_ms' in inspector ? inspector.step_ms.p95 <= GOALS.step_p95_ms : false,
     },
   };
 }
@@ -217,9 +223,11 @@ async function inspectWhileImporting(root: string, folder: string, id: string, e
     try {
       const printed = await serve.waitForLine((l) => /"url":/.test(l));
       const url = JSON.parse(`{${printed.line.trim().replace(/,$/, '')}}`).url as string;
-      await page.goto(url);
-      await page.locator(`[data-testid="run-item"][data-run-id="${id}"]`).click();
-      await page.getByTestId('timeline-row').first().waitFor();
+      // The page itself is served by serve's main thread, which also builds the snapshots.
+      await page.goto(url, { timeout: 300_000 });
+      const pageLoaded = performance.now() - t0;
+      await page.locator(`[data-testid="run-item"][data-run-id="${id}"]`).click({ timeout: 300_000 });
+      await page.getByTestId('timeline-row').first().waitFor({ timeout: 300_000 });
       const firstRows = performance.now() - t0;
       const head = await page.getByTestId('timeline-row').count();
 
@@ -240,6 +248,7 @@ async function inspectWhileImporting(root: string, folder: string, id: string, e
       const jumps = await timeSteps(page, 'PageDown', 25, 30);
       result = {
         serve_printed_url_ms: Math.round(printed.ms),
+        serve_to_page_loaded_ms: Math.round(pageLoaded),
         serve_to_first_rows_ms: Math.round(firstRows),
         rows_shown: head,
         jump_to_middle_ms: Math.round(jumpMs),
