@@ -32,7 +32,7 @@ import { isMain } from './is-main';
 const hex = (n: number) => n.toString(16).padStart(64, '0');
 
 /** A realistic mix: a run_started, then cycles of propose → allow → invoke → return → respond … */
-function payloadFor(kind: string, i: number): Record<string, unknown> {
+export function payloadFor(kind: string, i: number): Record<string, unknown> {
   const call = `call-${i >> 3}`;
   switch (kind) {
     case 'run_started':
@@ -90,6 +90,10 @@ const CYCLE = [
   'judge_verdict',
 ];
 
+/** The kind of event `seq` of an `n`-event generated run. */
+export const kindAt = (seq: number, n: number): string =>
+  seq === 1 ? 'run_started' : seq === n ? 'run_completed' : CYCLE[(seq - 2) % CYCLE.length]!;
+
 export function generateFile(file: string, n: number, runId = 'bench-run'): number {
   mkdirSync(path.dirname(file), { recursive: true });
   const fd = openSync(file, 'w');
@@ -97,7 +101,7 @@ export function generateFile(file: string, n: number, runId = 'bench-run'): numb
   let buf: string[] = [];
   const t0 = Date.parse('2026-01-01T00:00:00.000Z');
   for (let seq = 1; seq <= n; seq++) {
-    const kind = seq === 1 ? 'run_started' : seq === n ? 'run_completed' : CYCLE[(seq - 2) % CYCLE.length]!;
+    const kind = kindAt(seq, n);
     const payload = payloadFor(kind, seq);
     const at = new Date(t0 + seq * 7).toISOString();
     const digest = fastDigest(seq, runId, kind, 1, at, payload);

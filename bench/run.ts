@@ -11,6 +11,8 @@ import { benchRedact } from './redact';
 import { benchBundle, verifyOnceFromArgv } from './bundle';
 import { benchUi } from './ui';
 import { benchOtlp } from './otlp';
+import { benchOpen } from './open';
+import { benchSessions } from './sessions';
 
 const benches: { name: string; run: () => unknown }[] = [
   { name: 'ledger', run: () => benchIngest() },
@@ -19,6 +21,12 @@ const benches: { name: string; run: () => unknown }[] = [
   { name: 'bundle', run: () => benchBundle() },
   { name: 'ui', run: () => benchUi() },
   { name: 'otlp', run: () => benchOtlp() },
+  { name: 'open', run: () => benchOpen() },
+  // PL_BENCH_SESSIONS_PART=many|big: one half of it.
+  {
+    name: 'sessions',
+    run: () => benchSessions(process.env.PL_BENCH_SESSIONS_PART as 'many' | 'big' | undefined),
+  },
 ];
 
 // The bundle bench runs this bundle again to time a verify in a new process: nothing else then.

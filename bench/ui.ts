@@ -2,7 +2,7 @@
 // the run to the first timeline rows painted, one keyboard step including the state panel update
 // (→, and PageDown: 25 seqs, which the inspector has not asked for ahead), and the renderer's JS
 // heap. Runnable alone: `npx tsx bench/ui.ts`.
-import { chromium } from '@playwright/test';
+import { chromium, type Page } from '@playwright/test';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import { CHROMIUM_LAUNCH } from '../test/e2e/helpers/chromium';
 
 // Installed in the page as source text (the bench's own TypeScript has no DOM types). A key moves
 // the selection by window.__delta seqs (1 for →, 25 for PageDown).
-const IN_PAGE_STEP_TIMER = `(() => {
+export const IN_PAGE_STEP_TIMER = `(() => {
   window.__steps = [];
   window.__delta = 1;
   window.addEventListener('keydown', () => {
@@ -29,9 +29,32 @@ const IN_PAGE_STEP_TIMER = `(() => {
   }, true);
 })()`;
 
-function quantile(xs: number[], q: number): number {
+export function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return Number(s[Math.min(s.length - 1, Math.floor(q * s.length))]!.toFixed(1));
+}
+
+/**
+ * Presses `key` `n` times (IN_PAGE_STEP_TIMER installed, the timeline focused), each once the last
+ * step is done; the ms of each step, timed in the page.
+ */
+export async function timeSteps(page: Page, key: string, delta: number, n: number): Promise<number[]> {
+  await page.evaluate((d) => {
+    const w = globalThis as unknown as { __steps: number[]; __delta: number };
+    w.__steps = [];
+    w.__delta = d;
+  }, delta);
+  for (let i = 1; i <= n; i++) {
+    await page.keyboard.press(key);
+    await page.waitForFunction(
+      (k) => (globalThis as unknown as { __steps: number[] }).__steps.length >= k,
+      i,
+      {
+        polling: 'raf',
+      },
+    );
+  }
+  return page.evaluate(() => (globalThis as unknown as { __steps: number[] }).__steps);
 }
 
 /** A realistic mix of kinds, cycling through the steps of an agent run. */
@@ -130,31 +153,10 @@ export async function benchUi(n = 1_000_000) {
         await prof.send('Profiler.enable');
         await prof.send('Profiler.start');
       }
-      for (let i = 1; i <= 60; i++) {
-        await page.keyboard.press('ArrowRight');
-        await page.waitForFunction(
-          (n) => (globalThis as unknown as { __steps: number[] }).__steps.length >= n,
-          i,
-          { polling: 'raf' },
-        );
-      }
-      const steps = await page.evaluate(() => (globalThis as unknown as { __steps: number[] }).__steps);
+      const steps = await timeSteps(page, 'ArrowRight', 1, 60);
       // PageDown moves 25 seqs: the inspector asks ahead only for the next seq, so these steps wait
       // for the service (the state and its changes) as a jump does.
-      await page.evaluate(() => {
-        const w = globalThis as unknown as { __steps: number[]; __delta: number };
-        w.__steps = [];
-        w.__delta = 25;
-      });
-      for (let i = 1; i <= 30; i++) {
-        await page.keyboard.press('PageDown');
-        await page.waitForFunction(
-          (n) => (globalThis as unknown as { __steps: number[] }).__steps.length >= n,
-          i,
-          { polling: 'raf' },
-        );
-      }
-      const jumps = await page.evaluate(() => (globalThis as unknown as { __steps: number[] }).__steps);
+      const jumps = await timeSteps(page, 'PageDown', 25, 30);
       if (prof && profileTo) {
         const { profile } = await prof.send('Profiler.stop');
         writeFileSync(profileTo, JSON.stringify(profile));
