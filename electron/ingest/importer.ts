@@ -171,10 +171,14 @@ export async function importFile(ledger: Ledger, abs: string, opts: ImportOption
   return total;
 }
 
+/** Asked for every file on every open: prepared once per database. */
+const importsRow = new WeakMap<Ledger['db'], ReturnType<Ledger['db']['prepare']>>();
+
 async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Promise<ImportResult> {
   const db = ledger.db;
   const key = opts.key;
-  const getRow = db.prepare('SELECT * FROM imports WHERE file = ?');
+  let getRow = importsRow.get(db);
+  if (!getRow) importsRow.set(db, (getRow = db.prepare('SELECT * FROM imports WHERE file = ?')));
   const row = getRow.get(key) as ImportsRow | undefined;
   let offset = row?.offset ?? 0;
   let lineNo = row?.line ?? 0;
