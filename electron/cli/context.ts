@@ -12,7 +12,7 @@ export interface CliContext {
    * that make runs (`open`, `run`, `append`, `serve`) pass `create` so a new folder is made; a
    * command about one run passes `run`, and only that run's source is read (not the whole folder).
    */
-  service(opts?: { create?: boolean; run?: string; later?: boolean }): Promise<ProofloopService>;
+  service(opts?: { create?: boolean; run?: string }): Promise<ProofloopService>;
   /** The ledger; `run`: the command is about that run only (see `service`). */
   ledger(run?: string): Promise<Ledger>;
   /** Global options as parsed. */
@@ -36,7 +36,7 @@ export function createCliContext(program: Command): CliContext {
       if (!svc) {
         if (opts.create) mkdirSync(ctx.opts().folder, { recursive: true });
         svc = new ProofloopService({ tasksDir: ctx.opts().tasks });
-        await svc.openFolder(ctx.opts().folder, { only: opts.run, later: opts.later });
+        await svc.openFolder(ctx.opts().folder, { only: opts.run });
       }
       return svc;
     },

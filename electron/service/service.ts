@@ -91,12 +91,7 @@ export class ProofloopService {
   }
 
   /** Opens a runs folder: its ledger, mirror repair, then import of JSONL runs written by others. */
-  /**
-   * `only`: a command about one run, which reads that run's source alone. `later`: the folder is
-   * open at once and its import runs afterwards, pushed as it goes (web mode: the page shows the
-   * runs while a big file is still read).
-   */
-  async openFolder(folder: string, opts: { only?: string; later?: boolean } = {}) {
+  async openFolder(folder: string, opts: { only?: string } = {}) {
     const abs = checkFolder(folder);
     this.trustFolder(abs);
     if (this.current?.folder !== abs) {
@@ -128,15 +123,6 @@ export class ProofloopService {
       return this.info;
     }
     const repaired = repairMirrors(ledger);
-    if (opts.later) {
-      this.info = {
-        folder: abs,
-        runs: ledger.runs().length,
-        imported: { files: 0, events: 0, findings: 0 },
-        mirrors_repaired: repaired,
-      };
-      return this.info;
-    }
     // Live: the watcher's poll pushes runs and rows as the opening import commits them, so a big
     // file's first rows show while it is still being read.
     if (this.opts.watch) this.startWatching();

@@ -44,8 +44,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
     )
     .action(async (folder: string | undefined, o: { port?: number; firstRun?: boolean } & OtlpFlags) => {
       if (folder) program.setOptionValue('folder', path.resolve(folder));
-      // Listening first, importing after: the page shows runs while a big session is still read.
-      const svc = await ctx.service({ create: Boolean(o.firstRun), later: true });
+      const svc = await ctx.service({ create: Boolean(o.firstRun) });
       if (o.firstRun) await openDefaultFolder(svc, svc.ctx.folder());
       svc.keepLive();
       const server = await startWebServer(svc, { port: o.port, staticDir: rendererDir() });
@@ -63,10 +62,6 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
         () =>
           `ProofLoop web mode for ${svc.ctx.folder()}\nopen ${server.url}\n${otlpLine(otlp)}\n(Ctrl-C to stop)`,
       );
-      // The opening import, now that the page can load: its runs and rows are pushed as they commit.
-      void svc.openFolder(svc.ctx.folder()).catch((e: Error) => {
-        process.stderr.write(`proofloop: importing ${svc.ctx.folder()}: ${e.message}\n`);
-      });
       await untilSignal(async () => {
         await Promise.all([server.close(), otlp?.receiver?.close()]);
         // The watcher, the snapshot worker, the append helper and the ledger: nothing left to hold the process.
