@@ -1,12 +1,13 @@
+import type { z } from 'zod';
+import type { SealSchema } from '../../shared/api/bundle';
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { firstLine, hashRange, headOfLine, readAt } from './read-at';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ledger } from '../ledger';
 import type { Finding } from '../ledger/types';
 import { sha256Bytes } from '../crypto';
 import { detectText, parseLine, type Format } from './parse';
-import { formatNamed } from './formats/registry';
 import { DEFAULT_MAX_LINE } from './lines';
 import { Sequencer, emptyState, type FileState, type PendingFinding, type Row } from './sequencer';
 import { parsedBlocks, type ParsedBlock } from './source';
@@ -45,15 +46,8 @@ export interface ImportOptions {
   onlyIfClaimed?: boolean;
 }
 
-/**
- * What the seal of an unchained run records (runs.meta.seal): the source file, and for each
- * import pass the byte range read and its sha256, so a reviewer holding the source can check that
- * the chain ProofLoop made covers exactly those bytes.
- */
-export interface Seal {
-  file: string;
-  ranges: { from: number; to: number; sha256: string }[];
-}
+/** What the seal of an unchained run records (runs.meta.seal): see SealSchema. */
+export type Seal = z.infer<typeof SealSchema>;
 
 export interface ImportResult {
   events: number;
@@ -73,43 +67,10 @@ interface ImportsRow {
 class Conflict extends Error {}
 
 const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
-/** Never follows a link, never waits on a FIFO; a file that is not a regular file is refused. */
-export function openRegular(file: string): number {
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  if (!fstatSync(fd).isFile()) {
-    closeSync(fd);
-    throw Object.assign(new Error(`${file} is not a regular file`), { code: 'ENOTREG' });
-  }
-  return fd;
-}
-
-/** Feeds bytes [from, to) of a file to a hash (for the seal), a MiB at a time. */
-function hashRange(file: string, from: number, to: number, h: Hash): void {
-  if (to <= from) return;
-  const fd = openRegular(file);
-  try {
-    const buf = Buffer.allocUnsafe(Math.min(1 << 20, to - from));
-    for (let pos = from; pos < to;) {
-      const n = readSync(fd, buf, 0, Math.min(buf.length, to - pos), pos);
-      if (n === 0) break;
-      h.update(buf.subarray(0, n));
-      pos += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function headSha(file: string, len: number): string | null {
   if (len <= 0) return null;
-  const fd = openRegular(file);
-  try {
-    const buf = Buffer.alloc(len);
-    const n = readSync(fd, buf, 0, len, 0);
-    return n < len ? null : sha256Bytes(buf);
-  } finally {
-    closeSync(fd);
-  }
+  const buf = readAt(file, 0, len);
+  return buf.length < len ? null : sha256Bytes(buf);
 }
 
 /**
@@ -236,12 +197,12 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   // The file's format, from its first record; null: each line is detected on its own.
   if (state.unclaimed) return done;
   if (state.format === null && offset === 0) {
-    const first = firstLine(abs, size, opts.maxLine ?? DEFAULT_MAX_LINE);
+    const first = firstLine(abs, Math.min(size, opts.maxLine ?? DEFAULT_MAX_LINE));
     const fmt = first === null ? null : detectText(first);
     // seed000 claims any object with a seq or a kind: only a file named events.jsonl is read as one.
     if (opts.onlyIfClaimed && (fmt === null || fmt === 'seed000')) {
       // Remembered when its first line is whole, so the file is not looked at again.
-      if (first !== null && byteAt(abs, Buffer.byteLength(first)) === 10) {
+      if (first !== null && readAt(abs, Buffer.byteLength(first), 1)[0] === 10) {
         db.prepare(
           `INSERT INTO imports (file, size, offset, line, head_sha, state) VALUES (?, ?, 0, 0, NULL, ?)
            ON CONFLICT (file) DO NOTHING`,
@@ -254,7 +215,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   // A last line imported before its writer added the newline: that newline is no line of its own.
   let start = offset;
   if (state.open === offset) {
-    if (byteAt(abs, offset) === 10) start = offset + 1;
+    if (readAt(abs, offset, 1)[0] === 10) start = offset + 1;
     state.open = null;
   }
 
@@ -296,7 +257,8 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
     const drop = tailToDrop && newOffset > tailToDrop.offset ? tailToDrop : null;
     if (state.tail && newOffset > state.tail.offset) state.tail = null;
     const head = headSha(abs, Math.min(HEAD_BYTES, newOffset));
-    const sealed = Object.values(state.runs).filter((r) => formatNamed(r.fmt)?.name !== 'proofloop');
+    // ProofLoop's own runs carry their chain; every other format's run is sealed.
+    const sealed = Object.values(state.runs).filter((r) => r.fmt !== 'proofloop');
     let sealJson: string | null = null;
     if (sealed.length > 0 && newOffset > passFrom) {
       hashRange(abs, hashedTo, newOffset, sealHash);
@@ -360,7 +322,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       pos = b.end;
     } else if (b.t === 'too_long') {
       lineNo += 1;
-      seqr.tooLong(lineNo, b.bytes, tailSeq(headAt(abs, b.start)));
+      seqr.tooLong(lineNo, b.bytes, tailSeq(headOfLine(abs, b.start)));
       pos = b.end;
     } else {
       // A complete last line is an event even before its writer adds the newline.
@@ -403,52 +365,6 @@ export function completeLine(buf: Buffer, fmt: Format | null): LineResult | null
   const r = parseLine(text, fmt);
   const list = r.t === 'multi' ? r.list : [r];
   return list.every((p) => p.t === 'ev' && p.invalid === null) ? r : null;
-}
-
-/** The first line of a file (up to `max` bytes), or null when it has none within them. */
-function firstLine(file: string, size: number, max: number): string | null {
-  const fd = openRegular(file);
-  try {
-    const buf = Buffer.allocUnsafe(Math.min(size, max, 1 << 20));
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    let text = buf.subarray(0, n).toString('utf8');
-    // The first record that is not blank.
-    for (const line of text.split('\n')) {
-      if (line.trim() !== '') {
-        text = line;
-        return text;
-      }
-    }
-    return null;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The first 4 KiB of the line at `pos` (a line too long to read whole: for the seq it names). */
-export function headAt(file: string, pos: number): Buffer | null {
-  try {
-    const fd = openRegular(file);
-    try {
-      const b = Buffer.alloc(4096);
-      const n = readSync(fd, b, 0, b.length, pos);
-      return b.subarray(0, n);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return null;
-  }
-}
-
-function byteAt(file: string, pos: number): number | null {
-  const fd = openRegular(file);
-  try {
-    const b = Buffer.alloc(1);
-    return readSync(fd, b, 0, 1, pos) === 1 ? b[0]! : null;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /**

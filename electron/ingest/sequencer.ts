@@ -5,6 +5,7 @@ import type { ImportedEvent } from '../ledger/ledger';
 import type { Finding, FindingCode } from '../ledger/types';
 import { digestEvent as fastDigest, linkHash as link } from '../crypto';
 import type { Format, Parsed, ParsedEvent } from './parse';
+import type { Seal } from './importer';
 
 /** What the importer carries between transactions, per run of a file (kept in `imports.state`). */
 export interface FileRun {
@@ -35,7 +36,7 @@ export interface FileState {
   /** A `*.jsonl` that no format claims by its first record: not read. */
   unclaimed?: boolean;
   /** The seal's byte ranges so far (see Seal in importer.ts). */
-  seal?: { from: number; to: number; sha256: string }[];
+  seal?: Seal['ranges'];
   /** A rewrite already reported: the size and head digest it was reported for. */
   rewritten?: { size: number; head: string } | null;
 }

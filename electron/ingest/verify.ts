@@ -2,8 +2,9 @@ import path from 'node:path';
 import { stat } from 'node:fs/promises';
 import type { VerifyReport } from '../ledger/verify';
 import type { Finding } from '../ledger/types';
-import { DEFAULT_MAX_LINE, readBlocks } from './lines';
-import { completeLine, fileRun, folderRun, headAt, tailSeq } from './importer';
+import { DEFAULT_MAX_LINE } from './lines';
+import { completeLine, fileRun, folderRun, tailSeq } from './importer';
+import { firstLine, headOfLine } from './read-at';
 import { Sequencer, emptyState } from './sequencer';
 import { parsedBlocks } from './source';
 import { detectText, parseLine } from './parse';
@@ -27,7 +28,8 @@ export async function verifyFile(file: string, opts: { maxLine?: number } = {}):
     defaultRun: fileRun(abs),
   });
   const maxLine = opts.maxLine ?? DEFAULT_MAX_LINE;
-  state.format = await firstFormat(abs, maxLine);
+  const first = firstLine(abs, maxLine);
+  state.format = first === null ? null : detectText(first);
   let lineNo = 0;
   for await (const b of parsedBlocks(abs, 0, { until: size, maxLine, fmt: state.format })) {
     if (b.t === 'lines') {
@@ -35,7 +37,7 @@ export async function verifyFile(file: string, opts: { maxLine?: number } = {}):
       lineNo += b.lines;
     } else if (b.t === 'too_long') {
       lineNo += 1;
-      seqr.tooLong(lineNo, b.bytes, tailSeq(headAt(abs, b.start)));
+      seqr.tooLong(lineNo, b.bytes, tailSeq(headOfLine(abs, b.start)));
     } else {
       const complete = b.buf ? completeLine(b.buf, state.format) : null;
       if (complete) {
@@ -89,17 +91,6 @@ export async function verifyFile(file: string, opts: { maxLine?: number } = {}):
     r.ok = r.findings.length === 0;
   }
   return out;
-}
-
-/** The format of a file by its first non-blank line (read through the same reader as the rest). */
-async function firstFormat(abs: string, maxLine: number): Promise<string | null> {
-  for await (const b of readBlocks(abs, 0, { maxLine })) {
-    if (b.t !== 'lines' && b.t !== 'tail') continue;
-    if (!b.buf) return null;
-    for (const line of b.buf.toString('utf8').split('\n')) if (line.trim() !== '') return detectText(line);
-    if (b.t === 'tail') return null;
-  }
-  return null;
 }
 
 /** The report of a file with no event of any run: named after the file's folder. */

@@ -9,22 +9,14 @@
  * near its top, and the first `.jsonl` files found (breadth first, at most SAMPLE) are all claimed
  * by a foreign format's adapter, by their first line. Sync and bounded: it runs on every open.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readSync,
-  readdirSync,
-  realpathSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { claudeCode } from '../ingest/formats/claude-code';
 import { codex } from '../ingest/formats/codex';
 import type { FormatAdapter } from '../ingest/formats/types';
+import { firstLine } from '../ingest/read-at';
 
 const FOREIGN: readonly FormatAdapter[] = [claudeCode, codex];
 const SAMPLE = 8;
@@ -38,23 +30,12 @@ export function proofloopHome(): string {
 
 /** The first line of a file, parsed, or null (unreadable, not JSON, not an object). */
 export function firstRecord(file: string): Record<string, unknown> | null {
-  let fd: number;
   try {
-    fd = openSync(file, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const buf = Buffer.alloc(FIRST_LINE_MAX);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    const text = buf.subarray(0, n).toString('utf8');
-    const nl = text.indexOf('\n');
-    const o: unknown = JSON.parse(nl < 0 ? text : text.slice(0, nl));
+    const line = firstLine(file, FIRST_LINE_MAX);
+    const o: unknown = line === null ? null : JSON.parse(line);
     return typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as Record<string, unknown>) : null;
   } catch {
     return null;
-  } finally {
-    closeSync(fd);
   }
 }
 

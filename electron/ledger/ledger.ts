@@ -8,7 +8,7 @@ import { MirrorAppender } from './mirror';
 import { checkAfterEnd } from './terminal';
 import { canonicalPayload, checkShape } from './prepare';
 import { finishItems, linkChunk, type ChunkItems } from './chunk';
-import { interpret, isSessionFormat, type SourceRef } from '../../shared/formats';
+import { importedFacts, runFacts } from './run-facts';
 import { AppendHelper, HelperFailed, type ChunkDone } from './append-helper';
 import { acquireWriter, releaseWriter, writerOf } from './writers';
 import type { Finding, ReadQuery, RunFormat, RunRow, RunSource, StoredEvent } from './types';
@@ -179,39 +179,6 @@ export interface LedgerReader {
   findings(runId?: string): Finding[];
 }
 
-// A Map, not an object literal: a run may carry any snake_case kind, `constructor` among them.
-const STATUS_OF = new Map<string, string>([
-  ['run_started', 'running'],
-  ['run_resumed', 'running'],
-  ['run_completed', 'completed'],
-  ['run_failed', 'failed'],
-]);
-
-/** What the runs table learns from a batch: the latest status, and task and variant from run_started. */
-/** A run_started as protocol v1 reads it: an imported format's view may infer its task id. */
-function startedAsV1(fmt: string, runId: string, e: ImportedEvent): Record<string, unknown> {
-  const parsed: unknown = JSON.parse(e.payloadJson);
-  const p =
-    parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
-  const source = e.source ? (JSON.parse(e.source) as SourceRef) : null;
-  return interpret(fmt, e.kind, p, { seq: e.seq, run_id: runId, source })?.payload ?? p;
-}
-
-function runFacts(items: readonly { kind: string; payload: Record<string, unknown> }[]) {
-  let status: string | null = null;
-  let taskId: string | null = null;
-  let variant: string | null = null;
-  for (const p of items) {
-    status = STATUS_OF.get(p.kind) ?? status;
-    if (p.kind === 'run_started') {
-      taskId = typeof p.payload.task_id === 'string' ? p.payload.task_id : null;
-      const agent = p.payload.agent as { variant?: unknown } | undefined;
-      variant = typeof agent?.variant === 'string' ? agent.variant : null;
-    }
-  }
-  return { status, task_id: taskId, variant };
-}
-
 /**
  * The ledger of record of one runs folder: `<folder>/.proofloop/ledger.db`.
  * Appends are one BEGIN IMMEDIATE transaction each (or per batch) that assigns seq and chain.
@@ -240,6 +207,7 @@ export class Ledger implements LedgerReader {
         'SELECT r.run_no, r.head_seq, r.head_hash, r.status, w.token FROM runs r LEFT JOIN writers w USING (run_id) WHERE r.run_id = ?',
       ),
       runNo: db.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck(),
+      format: db.prepare('SELECT format FROM runs WHERE run_no = ?').pluck(),
       insert: db.prepare(`INSERT INTO events (${INSERT_COLUMNS}) VALUES ${ROW_MARKS}`),
       updateHead: db.prepare(
         `UPDATE runs SET head_seq = @seq, head_hash = @hash, last_at = @at, event_count = event_count + @n,
@@ -630,20 +598,7 @@ export class Ledger implements LedgerReader {
     }
     rows.flush();
     const last = events[events.length - 1]!;
-    const fmt = this.db
-      .prepare('SELECT format FROM runs WHERE run_no = ?')
-      .pluck()
-      .get(head.run_no) as string;
-    const facts = runFacts(
-      events
-        .filter((e) => STATUS_OF.has(e.kind))
-        .map((e) => ({
-          kind: e.kind,
-          payload: e.kind === 'run_started' ? startedAsV1(fmt, runId, e) : {},
-        })),
-    );
-    // A session (Claude Code, Codex) has no outcome of its own: it is a recorded session.
-    if (isSessionFormat(fmt)) facts.status = 'session';
+    const facts = importedFacts(this.stmts.format.get(head.run_no) as string, runId, events);
     this.stmts.updateHead.run({
       run_no: head.run_no,
       seq: last.seq,

@@ -523,12 +523,17 @@ export class RunHost {
     return path.join(this.ledger.folder, runId);
   }
 
+  /** `<run>/workspace`, refused when it or the run folder is a link (fs/confine.ts). */
+  private workspaceDir(runId: string): string {
+    return confinePath(this.ledger.folder, [runId, 'workspace'], 'workspace');
+  }
+
   /** Copies the task's workspace into the run (atomically: a crash leaves no half-copied workspace). */
   private prepareWorkspace(runId: string, loaded: LoadedTask): string {
     // Confined: with <run> or <run>/workspace a link, the removal and copy would happen outside.
     const folder = this.ledger.folder;
     mkdirConfined(folder, runId, 'run folder');
-    const ws = confinePath(folder, [runId, 'workspace'], 'workspace');
+    const ws = this.workspaceDir(runId);
     const tmp = confinePath(folder, [runId, 'workspace.partial'], 'workspace');
     rmSync(tmp, { recursive: true, force: true });
     rmSync(ws, { recursive: true, force: true });
@@ -705,7 +710,7 @@ export class RunHost {
           return;
         }
         const runDir = this.runDir(runId);
-        const ws = realpathSync(confinePath(this.ledger.folder, [runId, 'workspace'], 'workspace'));
+        const ws = realpathSync(this.workspaceDir(runId));
         const s = new Session(writer, runDir, ws, loaded, r.wallUsed);
         session = s;
         s.restore(r);
