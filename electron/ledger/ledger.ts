@@ -583,14 +583,18 @@ export class Ledger implements LedgerReader {
     const head = this.stmts.head.get(runId) as { run_no: number } | undefined;
     if (!head) throw new ProofloopError('not_found', `no run ${runId}`);
     const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
-    for (const e of events) {
+    // One hex decode for the whole batch: Buffer.from per event cost ~1.3 µs of the main thread's
+    // ~16 µs an imported event (profile of `proofloop open`, 200,000 events).
+    const hashes = Buffer.from(events.map((e) => e.hash).join(''), 'hex');
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i]!;
       rows.add(
         e.seq,
         e.kind,
         e.v,
         e.at,
         e.payloadJson,
-        hexToBlob(e.hash),
+        hashes.subarray(i * 32, i * 32 + 32),
         e.digest ? hexToBlob(e.digest) : null,
         e.line ?? null,
         e.source ?? null,

@@ -314,6 +314,8 @@ describe('chained ProofLoop files', () => {
       chained: true,
     });
     expect(verifyEvents('gen-1', l.iterate('gen-1')).ok).toBe(true);
+    // Import commits skip the fsync (they can be read again from the file); appends must not.
+    expect(l.db.pragma('synchronous', { simple: true })).toBe(2);
   });
 
   it('a hash or prev that is not 64 hex digits is an invalid event, one that is but does not link is a broken chain', async () => {
