@@ -13,7 +13,6 @@ import { redactCredentials } from '../../shared/redact';
 import { digestEventCanonical, linkHash as link } from '../crypto';
 import { detectFormat, formatNamed, type FormatAdapter, type MappedEvent } from './formats/registry';
 import { seed000Format } from './formats/seed000';
-import type { SourceRef } from './formats/types';
 
 /**
  * One line of a source file to what the importer stores: parsed, named by its format's adapter
@@ -36,13 +35,12 @@ export interface ParsedEvent {
   /** What is stored: the payload as written, after credential redaction. */
   payload: Record<string, unknown>;
   json: string;
-  /** Unchained formats: the unredacted payload, digested once the seq and run id are known. */
-  orig: Record<string, unknown> | null;
   /**
-   * Over the unredacted event; null where the sequencer digests it (unchained formats), and for an
-   * unredacted event that came back from a parse worker (the ledger stores a digest only beside a
-   * redacted payload).
+   * Unchained formats: the unredacted payload of a redacted event, digested once the seq and run id
+   * are known (an unredacted event is digested from `json`).
    */
+  orig: Record<string, unknown> | null;
+  /** Over the unredacted event; null where the sequencer digests it (unchained formats). */
   digest: string | null;
   redacted: boolean;
   /** proofloop only: the carried chain fields and whether hash = sha256(prev + digest). */
@@ -53,7 +51,8 @@ export interface ParsedEvent {
   invalid: string | null;
   /** Integers in the line that a JSON number (a double) cannot hold: stored rounded, and said so. */
   rounded: string[] | null;
-  source: SourceRef | null;
+  /** Where in the source record the event came from (a SourceRef), as the JSON text stored. */
+  source: string | null;
 }
 
 export interface ParsedBad {
@@ -320,7 +319,9 @@ function toParsed(fmt: Format, m: MappedEvent, rounded: string[] | null, text: s
     at: m.at,
     payload: r.payload,
     json: r.json,
-    orig: m.chain || digest !== null ? null : (m.payload as Obj),
+    // Needed on the main thread only to digest a redacted payload: an unredacted one's `json` is its
+    // canonical text, and an event without its payload object travels packed (transfer.ts).
+    orig: m.chain || digest !== null || !r.redacted ? null : (m.payload as Obj),
     digest,
     redacted: r.redacted || (m.chain !== undefined && typeof m.chain.digest === 'string'),
     prev,
@@ -328,7 +329,7 @@ function toParsed(fmt: Format, m: MappedEvent, rounded: string[] | null, text: s
     hashOk,
     invalid,
     rounded,
-    source: m.source ?? null,
+    source: m.source ? JSON.stringify(m.source) : null,
   };
 }
 

@@ -3,7 +3,7 @@ import { ZERO_HASH } from '../../shared/protocol';
 import { ChainVerifier } from '../ledger/verify';
 import type { ImportedEvent } from '../ledger/ledger';
 import type { Finding, FindingCode } from '../ledger/types';
-import { digestEvent as fastDigest, linkHash as link } from '../crypto';
+import { digestEvent as fastDigest, digestEventCanonical, linkHash as link } from '../crypto';
 import type { Format, Parsed, ParsedEvent } from './parse';
 import type { Seal } from './importer';
 
@@ -215,8 +215,12 @@ export class Sequencer {
       }
     } else {
       // Unchained formats are sealed: chained as ProofLoop would have, over the ledger's run id.
+      // Over the ledger's run id; an unredacted payload's stored text is its canonical JSON.
       if (digest === null || run.id !== src)
-        digest = fastDigest(p.seq, run.id, p.kind, p.v, p.at, p.orig ?? p.payload);
+        digest =
+          p.orig !== null
+            ? fastDigest(p.seq, run.id, p.kind, p.v, p.at, p.orig)
+            : digestEventCanonical(p.seq, run.id, p.kind, p.v, p.at, p.json);
       hash = link(run.hash, digest);
     }
     run.seq = p.seq;
@@ -233,7 +237,7 @@ export class Sequencer {
       // The original digest is kept only where the stored payload is not what was hashed.
       digest: p.redacted ? digest : null,
       line,
-      source: p.source ? JSON.stringify(p.source) : null,
+      source: p.source,
     });
   }
 

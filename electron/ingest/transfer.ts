@@ -4,16 +4,18 @@ import type { ParsedEvent } from './parse';
 /**
  * The parse results of a block as a worker posts them back. Structured clone of ~3,000 result
  * objects of ~15 fields each cost ~1.2 µs per event to write in the worker and as much to read in
- * the main thread (which also inserts). ProofLoop-format events, nearly every line of a large
- * file, travel instead as columns: their strings concatenated into one string (one memcpy to
- * clone, cut back with slice) and their numbers in a transferred Float64Array. Every other result
- * (bad lines, blanks, seed formats whose payload objects are needed) travels as it is.
+ * the main thread (which also inserts), more with the payload objects of other formats. Events
+ * whose payload object the main thread does not need (every format's, once its stored JSON text is
+ * in hand: nearly every line of a large file) travel instead as columns: their strings
+ * concatenated into one string (one memcpy to clone, cut back with slice) and their numbers in a
+ * transferred Float64Array. Every other result (bad lines, blanks, an unchained event whose
+ * original payload must still be digested) travels as it is.
  */
 export interface PackedBlock {
   n: number;
   text: string;
   cols: Float64Array;
-  /** Results that are not ProofLoop-format events, with their index in the block. */
+  /** Results that are not packed, with their index in the block. */
   other: [number, LineResult][];
 }
 
@@ -21,49 +23,50 @@ const F_REDACTED = 1;
 const F_HASH_OK = 2;
 /** prev is the hash of the event packed just before (not repeated in `text`). */
 const F_PREV_CHAINED = 4;
-/** Same run id (src) as the event packed before (not repeated). */
+/** Same run id (src) as the event packed before (not repeated); likewise kind and format. */
 const F_SAME_SRC = 8;
 const F_SAME_KIND = 16;
-/** index, seq, v, flags, at length, json length, src length, kind length */
-const K = 8;
+const F_SAME_FMT = 32;
+const F_PREV = 64;
+const F_HASH = 128;
+const F_DIGEST = 256;
+/** One of the events of a record that made several (a `multi` result at this index). */
+const F_PART = 512;
+
+/** index, seq, v, flags, and the lengths of: at, json, src, kind, fmt, invalid, rounded, source */
+const K = 12;
 const HEX_LEN = 64;
 
-/** A chained line's payload object is not needed past parsing (its JSON text is): not sent. */
+/** A packed event's payload object is not needed past parsing (its JSON text is): not sent. */
 const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
+const hex64 = (x: string | null): boolean => x === null || x.length === HEX_LEN;
+
 const packable = (r: LineResult): r is ParsedEvent =>
-  r.t === 'ev' &&
-  r.fmt === 'proofloop' &&
-  r.orig === null &&
-  r.invalid === null &&
-  r.rounded === null &&
-  r.source === null &&
-  typeof r.digest === 'string' &&
-  r.digest.length === HEX_LEN &&
-  typeof r.prev === 'string' &&
-  r.prev.length === HEX_LEN &&
-  typeof r.hash === 'string' &&
-  r.hash.length === HEX_LEN;
+  r.t === 'ev' && r.orig === null && hex64(r.digest) && hex64(r.prev) && hex64(r.hash);
+
+const packableMulti = (r: LineResult): boolean =>
+  r.t === 'multi' && r.list.length > 0 && r.list.every(packable);
 
 export function packResults(results: LineResult[]): PackedBlock {
   const parts: string[] = [];
   const other: [number, LineResult][] = [];
   let count = 0;
-  for (const r of results) if (packable(r)) count += 1;
+  for (const r of results) {
+    if (packable(r)) count += 1;
+    else if (r.t === 'multi' && packableMulti(r)) count += r.list.length;
+  }
   const cols = new Float64Array(count * K);
   let j = 0;
   let lastHash: string | null = null;
   let lastSrc: string | null = null;
   let lastKind: string | null = null;
-  for (let i = 0; i < results.length; i++) {
-    const r = results[i]!;
-    if (!packable(r)) {
-      other.push([i, r]);
-      continue;
-    }
-    let flags = (r.redacted ? F_REDACTED : 0) | (r.hashOk ? F_HASH_OK : 0);
+  let lastFmt: string | null = null;
+  const put = (i: number, r: ParsedEvent, part: boolean): void => {
+    let flags = (r.redacted ? F_REDACTED : 0) | (r.hashOk ? F_HASH_OK : 0) | (part ? F_PART : 0);
     let srcLen = 0;
     let kindLen = 0;
+    let fmtLen = 0;
     if (r.src === lastSrc) flags |= F_SAME_SRC;
     else {
       parts.push(r.src);
@@ -76,13 +79,33 @@ export function packResults(results: LineResult[]): PackedBlock {
       kindLen = r.kind.length;
       lastKind = r.kind;
     }
+    if (r.fmt === lastFmt) flags |= F_SAME_FMT;
+    else {
+      parts.push(r.fmt);
+      fmtLen = r.fmt.length;
+      lastFmt = r.fmt;
+    }
     parts.push(r.at, r.json);
-    if (r.prev === lastHash) flags |= F_PREV_CHAINED;
-    else parts.push(r.prev!);
-    parts.push(r.hash!);
-    // The digest is stored only for a redacted event; the chain check (hashOk) was made here.
-    if (r.redacted) parts.push(r.digest!);
-    lastHash = r.hash;
+    if (r.prev !== null) {
+      flags |= F_PREV;
+      if (r.prev === lastHash) flags |= F_PREV_CHAINED;
+      else parts.push(r.prev);
+    }
+    if (r.hash !== null) {
+      flags |= F_HASH;
+      parts.push(r.hash);
+      lastHash = r.hash;
+    }
+    // Sent whenever there is one: the main thread links unchained events with it, and reports a
+    // chained event whose content does not match its hash only when it has it.
+    if (r.digest !== null) {
+      flags |= F_DIGEST;
+      parts.push(r.digest);
+    }
+    const invalid = r.invalid ?? '';
+    const rounded = r.rounded === null ? '' : JSON.stringify(r.rounded);
+    const source = r.source ?? '';
+    parts.push(invalid, rounded, source);
     const o = j * K;
     cols[o] = i;
     cols[o + 1] = r.seq;
@@ -92,7 +115,18 @@ export function packResults(results: LineResult[]): PackedBlock {
     cols[o + 5] = r.json.length;
     cols[o + 6] = srcLen;
     cols[o + 7] = kindLen;
+    cols[o + 8] = fmtLen;
+    // -1: none (null), which an empty string is not.
+    cols[o + 9] = r.invalid === null ? -1 : invalid.length;
+    cols[o + 10] = r.rounded === null ? -1 : rounded.length;
+    cols[o + 11] = r.source === null ? -1 : source.length;
     j += 1;
+  };
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i]!;
+    if (packable(r)) put(i, r, false);
+    else if (r.t === 'multi' && packableMulti(r)) for (const p of r.list) put(i, p as ParsedEvent, true);
+    else other.push([i, r]);
   }
   return { n: results.length, text: parts.join(''), cols, other };
 }
@@ -105,20 +139,26 @@ export function unpackResults(b: PackedBlock): LineResult[] {
   let lastHash = '';
   let src = '';
   let kind = '';
+  let fmt = '';
   const take = (len: number): string => text.slice(pos, (pos += len));
+  const takeOrNull = (len: number): string | null => (len < 0 ? null : take(len));
   for (let o = 0; o < cols.length; o += K) {
     const flags = cols[o + 3]!;
     if (!(flags & F_SAME_SRC)) src = take(cols[o + 6]!);
     if (!(flags & F_SAME_KIND)) kind = take(cols[o + 7]!);
+    if (!(flags & F_SAME_FMT)) fmt = take(cols[o + 8]!);
     const at = take(cols[o + 4]!);
     const json = take(cols[o + 5]!);
-    const prev = flags & F_PREV_CHAINED ? lastHash : take(HEX_LEN);
-    const hash = take(HEX_LEN);
-    const digest = flags & F_REDACTED ? take(HEX_LEN) : null;
-    lastHash = hash;
-    out[cols[o]!] = {
+    const prev = !(flags & F_PREV) ? null : flags & F_PREV_CHAINED ? lastHash : take(HEX_LEN);
+    const hash = flags & F_HASH ? take(HEX_LEN) : null;
+    if (hash !== null) lastHash = hash;
+    const digest = flags & F_DIGEST ? take(HEX_LEN) : null;
+    const invalid = takeOrNull(cols[o + 9]!);
+    const rounded = takeOrNull(cols[o + 10]!);
+    const source = takeOrNull(cols[o + 11]!);
+    const ev: ParsedEvent = {
       t: 'ev',
-      fmt: 'proofloop',
+      fmt,
       src,
       seq: cols[o + 1]!,
       kind,
@@ -132,10 +172,16 @@ export function unpackResults(b: PackedBlock): LineResult[] {
       prev,
       hash,
       hashOk: (flags & F_HASH_OK) !== 0,
-      invalid: null,
-      rounded: null,
-      source: null,
+      invalid,
+      rounded: rounded === null ? null : (JSON.parse(rounded) as string[]),
+      source,
     };
+    const i = cols[o]!;
+    if (flags & F_PART) {
+      const m = out[i];
+      if (m && m.t === 'multi') m.list.push(ev);
+      else out[i] = { t: 'multi', list: [ev] };
+    } else out[i] = ev;
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import {
+  statSync,
   appendFileSync,
   cpSync,
   mkdirSync,
@@ -316,6 +317,21 @@ describe('chained ProofLoop files', () => {
     expect(verifyEvents('gen-1', l.iterate('gen-1')).ok).toBe(true);
     // Import commits skip the fsync (they can be read again from the file); appends must not.
     expect(l.db.pragma('synchronous', { simple: true })).toBe(2);
+  });
+
+  it('an event altered after it was written is reported in a file large enough for the parse workers', async () => {
+    const folder = tmp();
+    const file = join(folder, 'agent', 'events.jsonl');
+    // Over the 8 MiB from which files are parsed in worker threads (parallel.ts).
+    generatedWithEdits(file, 30_000, 'altered', {
+      20_000: (o) => ((o.payload as Record<string, unknown>).tampered = true),
+    });
+    expect(statSync(file).size).toBeGreaterThan(8 << 20);
+    const l = open(folder);
+    await ingestFolder(l);
+    const broken = l.findings('altered').filter((f) => f.code === 'chain_broken');
+    expect(broken.map((f) => [f.line, f.seq])).toEqual([[20_001, 20_001]]);
+    expect(broken[0]!.message).toMatch(/content does not match its hash/);
   });
 
   it('a hash or prev that is not 64 hex digits is an invalid event, one that is but does not link is a broken chain', async () => {

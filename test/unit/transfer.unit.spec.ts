@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parseBlock, type LineResult } from '../../electron/ingest/block';
+import { detectText } from '../../electron/ingest/parse';
+import { packResults, unpackResults } from '../../electron/ingest/transfer';
+import { generateFile } from '../../bench/ingest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+
+const FIXTURES = path.resolve(__dirname, '../fixtures');
+
+function jsonlFiles(dir: string): string[] {
+  const out: string[] = [];
+  const stack = [dir];
+  while (stack.length > 0) {
+    const d = stack.pop()!;
+    for (const name of readdirSync(d)) {
+      const p = path.join(d, name);
+      if (statSync(p).isDirectory()) stack.push(p);
+      else if (name.endsWith('.jsonl')) out.push(p);
+    }
+  }
+  return out.sort();
+}
+
+/** What the main thread reads of a result: everything but a packed event's payload object. */
+function withoutPayloads(results: LineResult[]): unknown[] {
+  const strip = (r: LineResult): unknown => {
+    if (r.t === 'ev') return { ...r, payload: undefined };
+    if (r.t === 'multi') return { t: 'multi', list: r.list.map(strip) };
+    return r;
+  };
+  return results.map(strip);
+}
+
+/** A block of complete lines, as the reader hands the workers (a cut last line is left out). */
+function blockOf(file: string): Buffer {
+  const buf = readFileSync(file);
+  return buf.subarray(0, buf.lastIndexOf(10) + 1);
+}
+
+describe('parse results as workers post them back (transfer.ts)', () => {
+  const files = jsonlFiles(FIXTURES);
+
+  it('finds fixtures of every format to pack', () => {
+    const formats = new Set(files.map((f) => detectText(readFileSync(f, 'utf8').split('\n')[0]!)));
+    for (const f of ['claude_code', 'codex', 'seed000', 'seed004', 'proofloop']) expect(formats).toContain(f);
+  });
+
+  it.each(files.map((f) => [path.relative(FIXTURES, f), f]))(
+    '%s: unpacked results equal the parsed ones, payload objects aside',
+    (_name, file) => {
+      const buf = blockOf(file);
+      const fmt = detectText(buf.toString('utf8').split('\n')[0]!);
+      const results = parseBlock(buf, fmt);
+      const packed = packResults(results);
+      const back = unpackResults(structuredClone(packed));
+      expect(withoutPayloads(back)).toEqual(withoutPayloads(results));
+      // Events travel as columns unless their original payload is still to be digested (redacted).
+      const cloned = packed.other.filter(([, r]) => r.t === 'ev' || r.t === 'multi');
+      expect(cloned.length).toBeLessThanOrEqual(Math.ceil(results.length / 10));
+    },
+  );
+
+  it('packs nearly every line of a generated ProofLoop file as columns, digests included', () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'pl-transfer-')), 'events.jsonl');
+    generateFile(file, 2_000, 'gen-t');
+    const results = parseBlock(readFileSync(file), 'proofloop');
+    const packed = packResults(results);
+    expect(packed.other).toHaveLength(0);
+    const back = unpackResults(packed);
+    expect(withoutPayloads(back)).toEqual(withoutPayloads(results));
+    // A chained event's digest travels, so a hash that does not match its content is reported.
+    expect(back.every((r) => r.t === 'ev' && r.digest !== null && r.digest.length === 64)).toBe(true);
+  });
+});
