@@ -180,6 +180,12 @@ export const claudeCodeView: FormatView = {
   interpret(kind, payload, ctx) {
     return interpret(kind, payload, ctx.source ?? undefined);
   },
+  // Once per message.id (see usageByMessage): every line and block of one response repeats it.
+  usage(_kind, payload, ctx) {
+    const msg = payload.message;
+    if (!isObj(msg) || !isObj(msg.usage)) return null;
+    return { key: str(msg.id) ?? `seq:${ctx.seq}`, tokens: usageTokens(msg.usage) };
+  },
 };
 
 /** One line of a session as the conversation tree needs it. */

@@ -186,11 +186,16 @@ export const ECHO_KINDS: ReadonlySet<string> = new Set([
 export function codexTokens(events: Iterable<{ kind: string; payload: Obj }>): number | null {
   let t: number | null = null;
   for (const e of events) {
-    if (e.kind !== 'codex_event_token_count') continue;
-    const v = interpret(e.kind, e.payload, undefined, '').payload.tokens_total;
-    if (typeof v === 'number') t = v;
+    const u = totalOf(e.kind, e.payload);
+    if (u !== null) t = u;
   }
   return t;
+}
+
+function totalOf(kind: string, payload: Obj): number | null {
+  if (kind !== 'codex_event_token_count') return null;
+  const v = interpret(kind, payload, undefined, '').payload.tokens_total;
+  return typeof v === 'number' ? v : null;
 }
 
 export const codexView: FormatView = {
@@ -198,5 +203,9 @@ export const codexView: FormatView = {
   name: 'codex',
   interpret(kind, payload, ctx) {
     return interpret(kind, payload, ctx.source ?? undefined, ctx.run_id);
+  },
+  usage(kind, payload) {
+    const total = totalOf(kind, payload);
+    return total === null ? null : { total };
   },
 };

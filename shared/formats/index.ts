@@ -1,10 +1,10 @@
-import type { FormatView, Interpreted, ViewContext } from './types';
+import type { FormatView, Interpreted, Usage, ViewContext } from './types';
 import { seed000View } from './seed000';
 import { seed004View } from './seed004';
 import { claudeCodeView } from './claude-code';
 import { codexView } from './codex';
 
-export type { FormatView, Interpreted, ViewContext } from './types';
+export type { FormatView, Interpreted, Usage, ViewContext } from './types';
 export type { SourceRef } from './source-ref';
 
 /**
@@ -33,4 +33,16 @@ export function interpret(
   if (!fmt) return null;
   const view = Object.prototype.hasOwnProperty.call(views, fmt) ? views[fmt] : undefined;
   return view ? view.interpret(kind, payload, ctx) : null;
+}
+
+/** The tokens a stored event of format `fmt` reports (FormatView.usage), or null. */
+export function usageOf(
+  fmt: string | null | undefined,
+  kind: string,
+  payload: Record<string, unknown>,
+  ctx: ViewContext,
+): Usage | null {
+  if (!fmt) return null;
+  const view = Object.prototype.hasOwnProperty.call(views, fmt) ? views[fmt] : undefined;
+  return view?.usage ? view.usage(kind, payload, ctx) : null;
 }

@@ -20,6 +20,13 @@ export interface ViewContext {
   source?: SourceRef | null;
 }
 
+/** Tokens an event reports, as its source counts them (FormatView.usage). */
+export type Usage =
+  /** One API response's tokens so far: a later event with the same key replaces its count. */
+  | { key: string; tokens: number }
+  /** The run's cumulative total so far. */
+  | { total: number };
+
 export interface FormatView {
   readonly name: string;
   /**
@@ -29,4 +36,6 @@ export interface FormatView {
   readonly session?: boolean;
   /** null: the payload already reads as v1 as it is (ProofLoop's own format). */
   interpret(kind: string, payload: Record<string, unknown>, ctx: ViewContext): Interpreted | null;
+  /** The tokens this stored event reports, where its format counts them in a way of its own. */
+  usage?(kind: string, payload: Record<string, unknown>, ctx: ViewContext): Usage | null;
 }

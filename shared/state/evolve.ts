@@ -1,5 +1,5 @@
 import { isKnownKind, TERMINAL_KINDS, upcast, type KnownKind } from '../protocol';
-import { interpret, isSessionFormat } from '../formats';
+import { interpret, isSessionFormat, usageOf } from '../formats';
 import {
   STATE_CAPS,
   type CallRecord,
@@ -15,7 +15,7 @@ import {
  * Stamped on every stored snapshot. Bump it whenever evolve, the state's shape or STATE_CAPS change:
  * snapshots of another version are ignored (and may be deleted), so no stale cache answers.
  */
-export const PROJECTION_VERSION = 'state-3';
+export const PROJECTION_VERSION = 'state-4';
 
 /** The state before any event of a run. */
 export function initialState(runId: string): RunState {
@@ -33,6 +33,7 @@ export function initialState(runId: string): RunState {
     agent: null,
     step: 0,
     budget: { limits: {}, used: { steps: 0, tokens: 0, wall_ms: 0 }, over: [], exhausted: null },
+    usage_recent: [],
     context: { items: [], total: 0, dropped: 0, tokens: null },
     calls: { items: [], total: 0, dropped: 0, open: 0 },
     files: { items: [], total: 0, dropped: 0, changes: 0 },
@@ -114,6 +115,27 @@ function hasAny(o: Record<string, unknown>): boolean {
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** Tokens an imported event reports in its format's own way (FormatView.usage), into budget.used. */
+function countUsage(s: Draft, event: FoldEvent): void {
+  if (!isRecord(event.payload)) return;
+  const u = usageOf(event.fmt, event.kind, event.payload, {
+    seq: event.seq,
+    run_id: event.run_id,
+    source: event.source,
+  });
+  if (u === null) return;
+  if ('total' in u) {
+    withUse(s, event.at, u.total - s.budget.used.tokens, 0);
+    return;
+  }
+  const recent = s.usage_recent;
+  const i = recent.findIndex((r) => r.key === u.key);
+  const counted = i >= 0 ? recent[i]!.tokens : 0;
+  const rest = i >= 0 ? [...recent.slice(0, i), ...recent.slice(i + 1)] : recent;
+  s.usage_recent = [...rest, { key: u.key, tokens: u.tokens }].slice(-STATE_CAPS.usage_keys);
+  withUse(s, event.at, u.tokens - counted, 0);
 }
 
 function withUse(s: Draft, at: string, addTokens: number, addSteps: number): void {
@@ -199,6 +221,7 @@ export function evolve(state: RunState, event: FoldEvent): RunState {
   }
 
   const kind = event.kind;
+  if (event.fmt !== undefined) countUsage(s, event);
   if (!isKnownKind(kind)) {
     const u = push(state.unknown, { seq: event.seq, kind }, STATE_CAPS.unknown_recent);
     const named = Object.prototype.hasOwnProperty.call(state.unknown.kinds, kind);

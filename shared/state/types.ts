@@ -24,6 +24,8 @@ export const STATE_CAPS = {
   unknown_kinds: 50,
   /** Characters of text (args, excerpts, content, patches, reasons) kept per item. */
   text: 120,
+  /** Responses whose token counts are remembered by key (usage_recent). */
+  usage_keys: 16,
 } as const;
 
 /** A list that keeps its most recent `items`; `total` ever added, `dropped` = total − items kept. */
@@ -161,6 +163,12 @@ export interface RunState {
     over: string[];
     exhausted: { budget: string; limit: number; used: number; seq: number } | null;
   };
+  /**
+   * Session formats: the token counts of the latest responses, by key (FormatView.usage), so that a
+   * response its source writes over several lines (Claude Code: one per content block, its usage
+   * growing as it streams) counts once, as its last line says.
+   */
+  usage_recent: { key: string; tokens: number }[];
   context: Capped<ContextEntry> & { tokens: number | null };
   calls: Capped<CallRecord> & { open: number };
   files: Capped<FileRecord> & { changes: number };

@@ -53,6 +53,33 @@ describe('run.summary and folder.findings (what the runs list shows)', () => {
       .filter((l) => l.type === 'assistant')
       .reduce((t, l) => t + usageTokens((l.message as Obj).usage), 0);
     expect(naive).toBeGreaterThan(tokens);
+    // The state panel's projection counts them the same way, at the session's last event.
+    const run = (await service.invoke('runs.list', {})).find((r) => r.run_id === SESSION)!;
+    const at = await service.invoke('state.at', { run_id: SESSION, seq: run.head_seq });
+    expect(at.state.budget.used.tokens).toBe(tokens);
+  });
+
+  it('a Codex rollout’s tokens in the state are its last cumulative total, as Codex counts them', async () => {
+    const rel = '2025/12/10/rollout-2025-12-10T04-55-16-019b04ae-b1c6-7c72-a134-a4c2de66058c.jsonl';
+    const src = path.join(FIX, 'codex/sessions', rel);
+    mkdirSync(path.join(f.dir, 'codex'), { recursive: true });
+    cpSync(src, path.join(f.dir, 'codex', path.basename(rel)));
+    await service.openFolder(f.dir);
+    const totals = readFileSync(src, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"token_count"'))
+      .map(
+        (l) => (JSON.parse(l) as Obj).payload as { info?: { total_token_usage?: { total_tokens?: number } } },
+      )
+      .map((p) => p.info?.total_token_usage?.total_tokens)
+      .filter((t): t is number => typeof t === 'number');
+    expect(totals.length).toBeGreaterThan(1);
+    const id = path.basename(rel, '.jsonl');
+    const run = (await service.invoke('runs.list', {})).find((r) => r.run_id === id)!;
+    const at = await service.invoke('state.at', { run_id: id, seq: run.head_seq });
+    expect(at.state.budget.used.tokens).toBe(totals.at(-1));
+    // A sum of the token_count events would count each turn again in every later total.
+    expect(totals.reduce((a, b) => a + b, 0)).toBeGreaterThan(totals.at(-1)!);
   });
 
   it('lists the findings of a file that made no run, with its text', async () => {
