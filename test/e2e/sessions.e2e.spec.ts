@@ -130,6 +130,7 @@ test('a Claude Code folder opens, and the keyboard steps through a session in th
       await stepRight(page);
     link = selected(page).getByTestId('subagent-link');
     await expect(link).toBeVisible();
+    const taskSeq = await selected(page).getAttribute('data-seq');
     await app.screenshot('conversation-subagent');
     const sub = `${SESSION}:agent-aac57f5`;
     await expect(link).toHaveAttribute('data-run-id', sub);
@@ -146,6 +147,20 @@ test('a Claude Code folder opens, and the keyboard steps through a session in th
     // The timeline tab shows the same seq.
     await page.getByTestId('tab-timeline').click();
     await expect(page.getByTestId('timeline')).toBeVisible();
+    // The parent's timeline marks where the subagent began (its Task call) and where it ended (the
+    // call's result, which names the agent and links to its run).
+    await page.keyboard.press('g');
+    await page.getByTestId('goto-input').fill(taskSeq!);
+    await page.getByTestId('goto-input').press('Enter');
+    const begin = page.getByTestId('subagent-begin').first();
+    await expect(begin).toBeVisible();
+    // The call's result, where the subagent ended: the inspector links the call to it.
+    await page.getByTestId('related-link').filter({ hasText: 'tool_returned' }).click();
+    const end = page.getByTestId('subagent-end').first();
+    await expect(end.getByTestId('subagent-link')).toHaveAttribute('data-run-id', sub);
+    const row = end.locator('xpath=ancestor::*[@data-testid="timeline-row"]');
+    expect(Number(await row.getAttribute('data-seq'))).toBeGreaterThan(Number(taskSeq));
+    await app.screenshot('timeline-subagent');
   } finally {
     await served.stop();
     rmSync(home, { recursive: true, force: true });

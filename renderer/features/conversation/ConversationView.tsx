@@ -6,7 +6,8 @@ import { eventCache } from '../timeline/eventCache';
 import { PatchView } from '../inspector/PatchView';
 import { useRunFormat } from '../formats/useRunFormat';
 import type { ConvItem } from './items';
-import { parentSessionOf, subagentRunId } from './items';
+import { parentSessionOf } from './items';
+import { SubagentLink } from './SubagentLink';
 import { ConversationModel, type ItemRow, type PageRow } from './model';
 
 let current: ConversationModel | null = null;
@@ -74,35 +75,6 @@ function SelectSeq({
     >
       {children}
     </div>
-  );
-}
-
-function SubagentLink({ agentId }: { agentId: string }) {
-  const runId = useApp((s) => s.runId)!;
-  const target = subagentRunId(parentSessionOf(runId) ?? runId, agentId);
-  const exists = useApp((s) => s.runs?.some((r) => r.run_id === target) ?? false);
-  return exists ? (
-    <button
-      type="button"
-      className="btn small conv-subagent"
-      data-testid="subagent-link"
-      data-run-id={target}
-      title={`open the subagent's run ${target}`}
-      onClick={(e) => {
-        e.stopPropagation();
-        useApp.getState().selectRun(target);
-      }}
-    >
-      ↳ subagent agent-{agentId}
-    </button>
-  ) : (
-    <span
-      className="chip conv-subagent"
-      data-testid="subagent-missing"
-      title="no run of this subagent in the folder"
-    >
-      subagent agent-{agentId} (not in this folder)
-    </span>
   );
 }
 

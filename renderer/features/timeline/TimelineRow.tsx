@@ -5,6 +5,7 @@ import { KindIcon } from '../../ui/icons';
 import { durationOf, formatMs, isErrorEvent, summarize, toneOf } from '../../ui/kinds';
 import { pageOf, type EventCache } from './eventCache';
 import { asV1, readAs } from '../formats/readAs';
+import { SubagentLink } from '../conversation/SubagentLink';
 
 const bySeqCache = new WeakMap<readonly Finding[], Map<number, Finding[]>>();
 
@@ -90,6 +91,7 @@ export const TimelineRow = memo(function TimelineRow({ seq, cache, fmt, runStart
             <span className="mono">{ev.kind}</span>
           </span>
           <span className="tl-summary mono">{summarize(ev)}</span>
+          <SubagentMark ev={ev} />
           {findings && (
             <span
               className="badge bad tl-finding"
@@ -114,3 +116,27 @@ export const TimelineRow = memo(function TimelineRow({ seq, cache, fmt, runStart
     </div>
   );
 });
+
+/** Claude Code's Task / Agent tools run a subagent: its call is where it began. */
+const SUBAGENT_TOOLS: ReadonlySet<string> = new Set(['Task', 'Agent']);
+
+/**
+ * Where a subagent began (the Task call) and ended (its result, which names the agent and links
+ * to the subagent's own run), so the parent's timeline shows them without the conversation view.
+ */
+function SubagentMark({ ev }: { ev: StoredEvent }) {
+  const p = ev.payload;
+  if (ev.kind === 'model_proposed' && typeof p.tool === 'string' && SUBAGENT_TOOLS.has(p.tool))
+    return (
+      <span className="chip conv-subagent" data-testid="subagent-begin" title="this call starts a subagent">
+        subagent begins
+      </span>
+    );
+  if (ev.kind === 'tool_returned' && typeof p.agent_id === 'string')
+    return (
+      <span data-testid="subagent-end">
+        <SubagentLink agentId={p.agent_id} label={`subagent agent-${p.agent_id} ended`} />
+      </span>
+    );
+  return null;
+}
