@@ -12,7 +12,10 @@ const node = {
   target: 'node20',
   format: 'esm',
   sourcemap: true,
-  packages: 'external',
+  // Dependencies are bundled in: resolving and loading them as separate ESM/CJS modules was half of
+  // every CLI command's start (`proofloop --version` 1.0–1.2 s against 0.5–0.75 s bundled, same
+  // run). Native and Electron's own modules stay outside.
+  external: ['better-sqlite3', 'electron'],
   absWorkingDir: root,
   logLevel: 'warning',
 };
@@ -54,7 +57,6 @@ await Promise.all([
   // A sandboxed preload must be one CommonJS file with nothing but `electron` outside it.
   build({
     ...node,
-    packages: undefined,
     external: ['electron'],
     format: 'cjs',
     entryPoints: ['electron/preload.ts'],
