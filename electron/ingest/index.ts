@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Ledger } from '../ledger';
 import type { FindingCode } from '../ledger/types';
@@ -33,8 +34,24 @@ export async function ingestFolder(ledger: Ledger, onProgress?: IngestProgress):
     const key = keyOf(ledger.folder, u.file);
     if (fileFinding(ledger, key, 'unreadable_file', `${key} is ${u.why}: not read`)) summary.findings += 1;
   }
+  // What every file was imported up to, read at once: a reopen of a folder of 10,000 sessions with
+  // nothing new then costs a stat per file (one query for each file's row, and the path arithmetic
+  // of keyOf, took ~0.4 s of the ~1 s it took).
+  const known = new Map(
+    (ledger.db.prepare('SELECT file, size, offset FROM imports').all() as KnownFile[]).map((r) => [
+      r.file,
+      r,
+    ]),
+  );
+  const prefix = ledger.folder + path.sep;
   for (const abs of files) {
-    const key = keyOf(ledger.folder, abs);
+    const key = abs.startsWith(prefix)
+      ? abs.slice(prefix.length).split(path.sep).join('/')
+      : keyOf(ledger.folder, abs);
+    if (unchangedSince(abs, known.get(key))) {
+      summary.files += 1;
+      continue;
+    }
     // One file's failure is a finding on that file; the rest of the folder is imported.
     try {
       const r = await importFile(ledger, abs, {
@@ -56,6 +73,23 @@ export async function ingestFolder(ledger: Ledger, onProgress?: IngestProgress):
     summary.files += 1;
   }
   return summary;
+}
+
+interface KnownFile {
+  file: string;
+  size: number;
+  offset: number;
+}
+
+/** Imported to its end at the size it still has (importPass decides the same, see there). */
+function unchangedSince(abs: string, row: KnownFile | undefined): boolean {
+  if (!row) return false;
+  try {
+    const size = statSync(abs).size;
+    return size === row.size && size <= row.offset;
+  } catch {
+    return false; // gone: importFile reports it
+  }
 }
 
 /**

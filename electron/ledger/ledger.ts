@@ -483,6 +483,11 @@ export class Ledger implements LedgerReader {
     });
   }
 
+  /** How many runs the ledger holds (runs().length without reading them: a folder may hold 10,000). */
+  runCount(): number {
+    return this.db.prepare('SELECT COUNT(*) FROM runs').pluck().get() as number;
+  }
+
   runs(): RunRow[] {
     const rows = this.db
       .prepare(

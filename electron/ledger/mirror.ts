@@ -50,8 +50,14 @@ export function repairMirrors(
   onRefused: (runId: string, message: string) => void = () => undefined,
 ): string[] {
   const repaired: string[] = [];
-  for (const run of ledger.runs()) {
-    if (run.source !== 'executed' || run.head_seq === 0) continue;
+  // Only the executed runs' ids and heads: runs() would also count findings and look up the writer
+  // of every run, ~360 ms of a reopen of a folder of 10,000 imported sessions.
+  const executed = ledger.db
+    .prepare(
+      "SELECT run_id, head_seq FROM runs WHERE source = 'executed' AND head_seq > 0 ORDER BY created_at DESC, run_id",
+    )
+    .all() as { run_id: string; head_seq: number }[];
+  for (const run of executed) {
     let fd: number;
     try {
       // Confined: a run folder that is a link (a shared or unpacked folder) is left alone.

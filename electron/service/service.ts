@@ -119,7 +119,7 @@ export class ProofloopService {
               findings: 0,
             }))
           : { files: 0, events: 0, findings: 0 };
-      this.info = { folder: abs, runs: ledger.runs().length, imported, mirrors_repaired: [] };
+      this.info = { folder: abs, runs: ledger.runCount(), imported, mirrors_repaired: [] };
       return this.info;
     }
     const repaired = repairMirrors(ledger);
@@ -135,7 +135,7 @@ export class ProofloopService {
         finished: p.bytes >= p.total,
       }),
     );
-    this.info = { folder: abs, runs: ledger.runs().length, imported, mirrors_repaired: repaired };
+    this.info = { folder: abs, runs: ledger.runCount(), imported, mirrors_repaired: repaired };
     if (this.opts.watch) this.startSnapshots(ledger);
     if (imported.events > 0) this.ctx.emit('runs.changed', { run_ids: [] });
     return this.info;
