@@ -86,50 +86,109 @@ export class LiveRuns {
   }
 
   ingest(records: readonly RecordOf[]): IngestResult {
+    return this.ingestMany([records])[0]!;
+  }
+
+  /**
+   * Several requests at once (the receiver's group commit, server.ts): each request's records are
+   * keyed and mapped in arrival order exactly as `ingest` one request after another would, and
+   * then each run's events of all the requests are appended in one transaction: one commit (one
+   * fsync) for the group instead of one per request. When that one append fails, each request's
+   * share is appended again on its own, so a request is refused only for what is wrong with it,
+   * as it would be alone. One result per request, in order.
+   */
+  ingestMany(requests: readonly (readonly RecordOf[])[]): IngestResult[] {
     const ledger = this.ledger();
-    // First the conversations this request names, so a child span in the same request as its
-    // parent joins the parent's conversation whichever comes first.
-    for (const rec of records) {
-      const trace = rec.r.traceId;
-      const conv = conversationOf(rec.r.attributes, rec.r.resource);
-      if (trace && conv) this.rememberTrace(trace, conv);
+    const results: IngestResult[] = requests.map(() => ({ accepted: 0, rejected: 0, errors: [], runs: [] }));
+    interface Part {
+      request: number;
+      records: number;
+      items: NewEvent[];
     }
-    const groups = new Map<string, RecordOf[]>();
-    for (const rec of records) {
-      const key = this.keyOf(rec);
-      const g = groups.get(key);
-      if (g) g.push(rec);
-      else groups.set(key, [rec]);
-    }
-    const result: IngestResult = { accepted: 0, rejected: 0, errors: [], runs: [] };
-    for (const [key, recs] of groups) {
-      try {
-        const run = this.open(ledger, key, recs[0]!);
-        const items: NewEvent[] = [];
+    const groups = new Map<string, { run: LiveRun | null; error: unknown; parts: Part[] }>();
+    requests.forEach((records, request) => {
+      // First the conversations this request names, so a child span in the same request as its
+      // parent joins the parent's conversation whichever comes first.
+      for (const rec of records) {
+        const trace = rec.r.traceId;
+        const conv = conversationOf(rec.r.attributes, rec.r.resource);
+        if (trace && conv) this.rememberTrace(trace, conv);
+      }
+      const byKey = new Map<string, RecordOf[]>();
+      for (const rec of records) {
+        const key = this.keyOf(rec);
+        const g = byKey.get(key);
+        if (g) g.push(rec);
+        else byKey.set(key, [rec]);
+      }
+      for (const [key, recs] of byKey) {
+        let group = groups.get(key);
+        if (!group) {
+          group = { run: null, error: null, parts: [] };
+          try {
+            group.run = this.open(ledger, key, recs[0]!);
+          } catch (e) {
+            group.error = e;
+          }
+          groups.set(key, group);
+        }
+        const part: Part = { request, records: recs.length, items: [] };
+        group.parts.push(part);
+        const run = group.run;
+        if (!run) continue;
         for (const rec of recs) {
           const rk = JSON.stringify(rec.r.resource);
           const withResource = rk !== run.resourceKey;
           run.resourceKey = rk;
-          items.push(
-            ...(rec.kind === 'span'
+          const mapped =
+            rec.kind === 'span'
               ? mapSpan(rec.r, run.state, withResource)
-              : mapLog(rec.r, run.state, withResource)),
-          );
+              : mapLog(rec.r, run.state, withResource);
+          for (const it of mapped) part.items.push(it);
         }
-        run.writer.appendBatch(items);
-        run.lastAt = this.now();
-        result.accepted += recs.length;
-        result.runs.push(run.runId);
-      } catch (e) {
-        result.rejected += recs.length;
-        result.errors.push(
-          e instanceof ProofloopError ? e.message : `internal error: ${(e as Error).message}`,
-        );
-        const run = this.live.get(key);
-        if (run) this.release(run, key);
       }
+    });
+    const refuse = (part: Part, e: unknown): void => {
+      const r = results[part.request]!;
+      r.rejected += part.records;
+      r.errors.push(e instanceof ProofloopError ? e.message : `internal error: ${(e as Error).message}`);
+    };
+    const accept = (part: Part, run: LiveRun): void => {
+      const r = results[part.request]!;
+      r.accepted += part.records;
+      r.runs.push(run.runId);
+    };
+    for (const [key, { run, error, parts }] of groups) {
+      if (!run) {
+        for (const part of parts) refuse(part, error);
+        continue;
+      }
+      let failed = false;
+      try {
+        const items = parts.length === 1 ? parts[0]!.items : parts.flatMap((p) => p.items);
+        run.writer.appendBatch(items);
+        for (const part of parts) accept(part, run);
+      } catch (e) {
+        if (parts.length === 1) {
+          refuse(parts[0]!, e);
+          failed = true;
+        } else {
+          // Rolled back whole: each request's share again, alone, as without grouping.
+          for (const part of parts) {
+            try {
+              run.writer.appendBatch(part.items);
+              accept(part, run);
+            } catch (e2) {
+              refuse(part, e2);
+              failed = true;
+            }
+          }
+        }
+      }
+      run.lastAt = this.now();
+      if (failed && this.live.get(key) === run) this.release(run, key);
     }
-    return result;
+    return results;
   }
 
   /** Lets every writer go (the receiver stops, or the folder changes). */

@@ -7,6 +7,7 @@ import type { Ledger } from '../ledger';
 import { decodeRequest, responseTypes, StatusType, type Encoding } from './decode';
 import { DecodeError, type Signal } from './types';
 import { LiveRuns, type IngestResult, type RecordOf } from './runs';
+import { GroupCommit } from './group-commit';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -29,6 +30,8 @@ export interface OtlpReceiver {
   endpoint: string;
   port: number;
   token: string | null;
+  /** Requests appended and the commits they took (group commit: group-commit.ts). */
+  stats: { requests: number; groups: number };
   close(): Promise<void>;
 }
 
@@ -158,6 +161,7 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
   const maxInflated = opts.maxInflatedBytes ?? 64 << 20;
   const token = opts.token ?? null;
   const runs = new LiveRuns(opts.ledger, opts.idleMs ?? 120_000);
+  const commits = new GroupCommit(runs);
   let port = 0;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -221,7 +225,7 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
             ? decoded.records.map((r) => ({ kind: 'log' as const, r }))
             : [];
       const result =
-        records.length > 0 ? runs.ingest(records) : { accepted: 0, rejected: 0, errors: [], runs: [] };
+        records.length > 0 ? await commits.submit(records) : { accepted: 0, rejected: 0, errors: [], runs: [] };
       answer(res, 200, encoding, exportResponse(signal, result, encoding));
     } catch (e) {
       const r = e instanceof Refusal ? e : new Refusal(500, 13, `internal error: ${(e as Error).message}`);
@@ -245,8 +249,10 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
     endpoint: `http://127.0.0.1:${port}`,
     port,
     token,
+    stats: commits.stats,
     close: () =>
       new Promise<void>((resolve) => {
+        commits.close();
         runs.close();
         server.close(() => resolve());
         server.closeAllConnections();
