@@ -14,7 +14,7 @@ import { mapLog, mapSpan } from './mapping';
  * `conversation.id` — Codex's —, on the record or its resource), else per trace. A trace that named
  * its conversation once keeps joining it, so a child span without the id lands beside its parent,
  * late or out of order. Records are appended in the order they arrive, each with its own time;
- * one request is one transaction per run. A run with nothing new for `idleMs` lets its writer go
+ * the requests of one group commit (group-commit.ts) are one transaction per run. A run with nothing new for `idleMs` lets its writer go
  * and shows as `idle` (not failed); the next record takes the writer again.
  */
 
