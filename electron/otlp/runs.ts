@@ -14,8 +14,9 @@ import { mapLog, mapSpan } from './mapping';
  * `conversation.id` — Codex's —, on the record or its resource), else per trace. A trace that named
  * its conversation once keeps joining it, so a child span without the id lands beside its parent,
  * late or out of order. Records are appended in the order they arrive, each with its own time;
- * the requests of one group commit (group-commit.ts) are one transaction per run. A run with nothing new for `idleMs` lets its writer go
- * and shows as `idle` (not failed); the next record takes the writer again.
+ * the requests of one group commit (group-commit.ts) are one transaction per run. A run with
+ * nothing new for `idleMs` lets its writer go and shows as `idle` (not failed); the next record
+ * takes the writer again.
  */
 
 const CONVERSATION_KEYS = ['gen_ai.conversation.id', 'session.id', 'conversation.id', 'gen_ai.session.id'];
@@ -104,6 +105,8 @@ export class LiveRuns {
       request: number;
       records: number;
       items: NewEvent[];
+      /** Why this request's records of the run could not be mapped (they are refused, alone). */
+      error?: unknown;
     }
     const groups = new Map<string, { run: LiveRun | null; error: unknown; parts: Part[] }>();
     requests.forEach((records, request) => {
@@ -136,15 +139,20 @@ export class LiveRuns {
         group.parts.push(part);
         const run = group.run;
         if (!run) continue;
-        for (const rec of recs) {
-          const rk = JSON.stringify(rec.r.resource);
-          const withResource = rk !== run.resourceKey;
-          run.resourceKey = rk;
-          const mapped =
-            rec.kind === 'span'
-              ? mapSpan(rec.r, run.state, withResource)
-              : mapLog(rec.r, run.state, withResource);
-          for (const it of mapped) part.items.push(it);
+        try {
+          for (const rec of recs) {
+            const rk = JSON.stringify(rec.r.resource);
+            const withResource = rk !== run.resourceKey;
+            run.resourceKey = rk;
+            const mapped =
+              rec.kind === 'span'
+                ? mapSpan(rec.r, run.state, withResource)
+                : mapLog(rec.r, run.state, withResource);
+            for (const it of mapped) part.items.push(it);
+          }
+        } catch (e) {
+          part.error = e;
+          part.items = [];
         }
       }
     });
@@ -164,23 +172,32 @@ export class LiveRuns {
         continue;
       }
       let failed = false;
-      try {
-        const items = parts.length === 1 ? parts[0]!.items : parts.flatMap((p) => p.items);
-        run.writer.appendBatch(items);
-        for (const part of parts) accept(part, run);
-      } catch (e) {
-        if (parts.length === 1) {
-          refuse(parts[0]!, e);
+      const ok: Part[] = [];
+      for (const part of parts) {
+        if (part.error === undefined) ok.push(part);
+        else {
+          refuse(part, part.error);
           failed = true;
-        } else {
-          // Rolled back whole: each request's share again, alone, as without grouping.
-          for (const part of parts) {
-            try {
-              run.writer.appendBatch(part.items);
-              accept(part, run);
-            } catch (e2) {
-              refuse(part, e2);
-              failed = true;
+        }
+      }
+      if (ok.length > 0) {
+        try {
+          run.writer.appendBatch(ok.length === 1 ? ok[0]!.items : ok.flatMap((p) => p.items));
+          for (const part of ok) accept(part, run);
+        } catch (e) {
+          if (ok.length === 1) {
+            refuse(ok[0]!, e);
+            failed = true;
+          } else {
+            // Rolled back whole: each request's share again, alone, as without grouping.
+            for (const part of ok) {
+              try {
+                run.writer.appendBatch(part.items);
+                accept(part, run);
+              } catch (e2) {
+                refuse(part, e2);
+                failed = true;
+              }
             }
           }
         }
