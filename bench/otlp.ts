@@ -2,13 +2,14 @@
  * OTLP receiver throughput (issue 14). Runnable alone: `npx tsx bench/otlp.ts [spans]`.
  * Spans received per second as they are made durable: requests of 100 GenAI spans (half `chat`
  * spans proposing a tool call, half `execute_tool` spans: 150 events a request), posted over a
- * real socket to the receiver, two requests in flight, each answered after its one transaction
- * committed; in protobuf and in JSON. Beside it, in the same process on the same disk, the ledger's
- * own batched append rate with batches of the same 150 events (what the receiver's appends cost
+ * real socket to the receiver by a client in a process of its own, two requests in flight (and
+ * eight), each answered after the transaction that holds it committed; in protobuf and in JSON.
+ * Beside it, in the same process on the same disk, the ledger's own batched append rate with batches of the same 150 events (what the receiver's appends cost
  * without decoding, mapping and HTTP). Goal: ≥ 20,000 spans/s.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Ledger } from '../electron/ledger';
@@ -98,42 +99,50 @@ function toProtobuf(req: Record<string, unknown>): Buffer {
   return Buffer.from(T.encode(T.fromObject(JSON.parse(json) as Record<string, unknown>)).finish());
 }
 
-function post(agent: Agent, port: number, body: Buffer, type: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/v1/traces',
-        method: 'POST',
-        agent,
-        headers: { 'content-type': type, 'content-length': body.length },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+/**
+ * Posts the bodies from a process of its own (bench/otlp-sender.mjs), `inFlight` at a time; the
+ * milliseconds from its first post to its last answer. Bodies go over as one file, read before
+ * the clock starts.
+ */
+async function sendAll(
+  root: string,
+  port: number,
+  bodies: Buffer[],
+  type: string,
+  inFlight: number,
+): Promise<number> {
+  const file = path.join(root, `bodies-${bodies.length}-${inFlight}.bin`);
+  const parts: Buffer[] = [];
+  for (const b of bodies) {
+    const n = Buffer.alloc(4);
+    n.writeUInt32LE(b.length);
+    parts.push(n, b);
+  }
+  writeFileSync(file, Buffer.concat(parts));
+  const sender = fileURLToPath(new URL('../bench/otlp-sender.mjs', import.meta.url));
+  const child = spawn(process.execPath, [sender, String(port), type, String(inFlight), file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`the sender exited ${code}`);
+  return (JSON.parse(out) as { ms: number }).ms;
 }
 
-async function sendAll(port: number, bodies: Buffer[], type: string, inFlight = 2): Promise<number> {
-  const agent = new Agent({ keepAlive: true, maxSockets: inFlight });
-  let next = 0;
-  const t = performance.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < bodies.length) {
-        const status = await post(agent, port, bodies[next++]!, type);
-        if (status !== 200) throw new Error(`receiver answered ${status}`);
-      }
-    }),
-  );
-  const ms = performance.now() - t;
-  agent.destroy();
-  return ms;
+/**
+ * CPU µs of this process's main thread alone (Linux: /proc/self/task/<pid>/stat, in clock ticks of
+ * 10 ms; null elsewhere): with the decode thread, process.cpuUsage counts both threads, and the
+ * main thread's share is what bounds the rate when the second core is free.
+ */
+function mainThreadMicros(): number | null {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10_000; // utime + stime, at 100 ticks a second
+  } catch {
+    return null;
+  }
 }
 
 const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
@@ -142,41 +151,57 @@ const cpuMicros = (c0: NodeJS.CpuUsage) => {
   return c.user + c.system;
 };
 
-export async function benchOtlp(spans = 20_000) {
+export async function benchOtlp(spans = 20_000, opts: { decodeThread?: boolean; inFlight?: number[] } = {}) {
   const root = mkdtempSync(path.join(tmpdir(), 'pl-bench-otlp-'));
   try {
     const ledger = Ledger.open(path.join(root, 'rx'));
-    const rx = await startOtlpReceiver({ ledger: () => ledger, port: 0 });
+    const rx = await startOtlpReceiver({ ledger: () => ledger, port: 0, decodeThread: opts.decodeThread });
+    const inFlights = opts.inFlight ?? [2, 8];
     const requests = Math.max(2, Math.round(spans / SPANS_PER_REQUEST));
     const out: Record<string, unknown> = { spans_per_request: SPANS_PER_REQUEST, requests };
     let eventsPerRequest = 0;
-    for (const encoding of ['protobuf', 'json'] as const) {
-      const conv = `bench-${encoding}`;
-      const bodies = Array.from({ length: requests }, (_, r) => {
-        const j = requestJson(r, conv, encoding === 'protobuf' ? 0 : 1 << 24);
-        return encoding === 'protobuf' ? toProtobuf(j) : Buffer.from(JSON.stringify(j));
-      });
-      const type = encoding === 'protobuf' ? 'application/x-protobuf' : 'application/json';
-      await sendAll(rx.port, bodies.slice(0, 2), type); // warm-up: the run and its writer exist
-      const before = ledger.run(`otlp-${conv}`)!.event_count;
-      const c0 = process.cpuUsage();
-      const ms = await sendAll(rx.port, bodies, type);
-      const cpu = cpuMicros(c0);
-      const events = ledger.run(`otlp-${conv}`)!.event_count - before;
-      eventsPerRequest = events / requests;
-      out[encoding] = {
-        spans_per_s: rate(requests * SPANS_PER_REQUEST, ms),
-        events_per_s: rate(events, ms),
-        ms: Math.round(ms),
-        body_kb: Math.round(bodies[0]!.length / 1024),
-        cpu_us_per_span: Math.round((cpu / (requests * SPANS_PER_REQUEST)) * 10) / 10,
-      };
+    // 2 in flight as before; 8 as an SDK with several exports in flight (BatchSpanProcessor's
+    // exports overlap when spans come faster than one export takes), where group commit pays.
+    for (const inFlight of inFlights) {
+      for (const encoding of ['protobuf', 'json'] as const) {
+        const conv = `bench-${encoding}-${inFlight}`;
+        const bodies = Array.from({ length: requests }, (_, r) => {
+          const j = requestJson(r, conv, (encoding === 'protobuf' ? 0 : 1 << 24) + inFlight * (1 << 20));
+          return encoding === 'protobuf' ? toProtobuf(j) : Buffer.from(JSON.stringify(j));
+        });
+        const type = encoding === 'protobuf' ? 'application/x-protobuf' : 'application/json';
+        await sendAll(root, rx.port, bodies.slice(0, 2), type, 2); // warm-up: the run and its writer exist
+        const before = ledger.run(`otlp-${conv}`)!.event_count;
+        const g0 = { ...rx.stats };
+        const c0 = process.cpuUsage();
+        const m0 = mainThreadMicros();
+        const ms = await sendAll(root, rx.port, bodies, type, inFlight);
+        const cpu = cpuMicros(c0);
+        const m1 = mainThreadMicros();
+        const events = ledger.run(`otlp-${conv}`)!.event_count - before;
+        eventsPerRequest = events / requests;
+        out[inFlight === 2 ? encoding : `${encoding}_in_flight_${inFlight}`] = {
+          in_flight: inFlight,
+          spans_per_s: rate(requests * SPANS_PER_REQUEST, ms),
+          events_per_s: rate(events, ms),
+          ms: Math.round(ms),
+          body_kb: Math.round(bodies[0]!.length / 1024),
+          // The receiver's process only: the sender is a process of its own.
+          cpu_us_per_span: Math.round((cpu / (requests * SPANS_PER_REQUEST)) * 10) / 10,
+          main_thread_cpu_us_per_span:
+            m0 === null || m1 === null ? null : Math.round((m1 - m0) / (requests * SPANS_PER_REQUEST)),
+          requests_per_commit:
+            Math.round(((rx.stats.requests - g0.requests) / (rx.stats.groups - g0.groups)) * 100) / 100,
+        };
+      }
     }
     await rx.close();
 
     // The ledger alone, same process and disk: appendBatch of the receiver's own events, in
     // batches of one request's events, copied from what the receiver stored.
-    const stored = ledger.read('otlp-bench-protobuf', { limit: Math.round(eventsPerRequest) });
+    const stored = ledger.read(`otlp-bench-protobuf-${inFlights[0]}`, {
+      limit: Math.round(eventsPerRequest),
+    });
     const items = stored.map((e) => ({ kind: e.kind, payload: e.payload }));
     const w = ledger.writer('ledger-batched', { create: { source: 'executed' } });
     w.appendBatch(items);
@@ -192,7 +217,9 @@ export async function benchOtlp(spans = 20_000) {
       ms: Math.round(ms),
       cpu_us_per_event: Math.round((cpu / (requests * items.length)) * 10) / 10,
     };
-    const pb = out.protobuf as { events_per_s: number };
+    const pb = out[inFlights[0] === 2 ? 'protobuf' : `protobuf_in_flight_${inFlights[0]}`] as {
+      events_per_s: number;
+    };
     out.receiver_share_of_ledger_rate =
       Math.round((pb.events_per_s / (out.ledger_batched as { events_per_s: number }).events_per_s) * 100) /
       100;

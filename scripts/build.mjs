@@ -31,6 +31,9 @@ const entries = [
   { in: 'electron/ledger/append-worker.ts', out: 'dist/electron/append-worker.js' },
   { in: 'electron/ingest/worker.ts', out: 'dist/ingest-worker.js' },
   { in: 'electron/ingest/worker.ts', out: 'dist/electron/ingest-worker.js' },
+  // The OTLP receiver (serve and the app) decodes request bodies in a thread of its own.
+  { in: 'electron/otlp/decode-worker.ts', out: 'dist/otlp-decode-worker.js' },
+  { in: 'electron/otlp/decode-worker.ts', out: 'dist/electron/otlp-decode-worker.js' },
   // The run diff prepares one side in a worker thread.
   { in: 'electron/state/diff-worker.ts', out: 'dist/diff-worker.js' },
   { in: 'electron/state/diff-worker.ts', out: 'dist/electron/diff-worker.js' },

@@ -22,6 +22,8 @@ export interface ChunkJob extends ChunkItems {
   seq: number;
   /** The hash the first item links to; null: the last hash of the job's chunk before. */
   prev: string | null;
+  /** Whether the run keeps a JSONL mirror (its lines are built only then). */
+  lines: boolean;
 }
 
 export type ChunkDone =

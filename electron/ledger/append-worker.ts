@@ -17,7 +17,7 @@ port.on('message', (m: ChunkJob) => {
   let done: ChunkDone;
   try {
     const redacted = finishItems(m);
-    const linked = linkChunk(m.runId, m.seq, m.prev ?? last, m);
+    const linked = linkChunk(m.runId, m.seq, m.prev ?? last, m, m.lines);
     last = linked.hashes.slice(-64);
     done = { job: m.job, ok: true, ...linked, redacted: redacted.map((i) => [i, m.jsons[i]!]) };
   } catch (e) {

@@ -317,7 +317,7 @@ export class Ledger implements LedgerReader {
     let done = false;
     if (helper) {
       try {
-        this.helperTx.immediate(runId, token, rights, items, helper, out, lines);
+        this.helperTx.immediate(runId, token, rights, items, helper, out, lines, mirror.mirrored);
         done = true;
       } catch (e) {
         if (!(e instanceof HelperFailed)) throw e;
@@ -333,7 +333,7 @@ export class Ledger implements LedgerReader {
       const c = columns(items, 0, items.length);
       const payloads: Record<string, unknown>[] = [];
       finishItems(c, payloads);
-      this.appendTx.immediate(runId, token, rights, items, c, payloads, out, lines);
+      this.appendTx.immediate(runId, token, rights, items, c, payloads, out, lines, mirror.mirrored);
     }
     // The JSONL mirror is a convenience copy, written after the commit; repairMirrors rebuilds it.
     mirror.append(lines);
@@ -372,14 +372,15 @@ export class Ledger implements LedgerReader {
     payloads: Record<string, unknown>[],
     out: StoredEvent[],
     lines: string[],
+    mirrored: boolean,
   ): void {
     const head = this.lockedHead(runId, token, rights, items);
     stamp(items, 0, c, this.now());
     const seq = head.head_seq + 1;
-    const linked = linkChunk(runId, seq, head.head_hash, c);
+    const linked = linkChunk(runId, seq, head.head_hash, c, mirrored);
     const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
     this.insertChunk(rows, runId, seq, head.head_hash, c, linked.hashes, payloads, out);
-    lines.push(linked.lines);
+    if (mirrored) lines.push(linked.lines);
     rows.flush();
     this.moveHead(head.run_no, out);
   }
@@ -397,6 +398,7 @@ export class Ledger implements LedgerReader {
     helper: AppendHelper,
     out: StoredEvent[],
     lines: string[],
+    mirrored: boolean,
   ): void {
     const head = this.lockedHead(runId, token, rights, items);
     const now = this.now();
@@ -416,7 +418,7 @@ export class Ledger implements LedgerReader {
       for (const [i, json] of done.redacted) c.jsons[i] = json;
       prev = this.insertChunk(rows, runId, seq, prev, c, done.hashes, null, out);
       seq += c.jsons.length;
-      lines.push(done.lines);
+      if (mirrored) lines.push(done.lines);
     };
     for (let from = 0; from < items.length; from += HELPER_CHUNK) {
       const c = columns(items, from, Math.min(items.length, from + HELPER_CHUNK));
@@ -426,6 +428,7 @@ export class Ledger implements LedgerReader {
         runId,
         seq: head.head_seq + 1 + from,
         prev: from === 0 ? head.head_hash : null,
+        lines: mirrored,
         ...c,
       });
       sent.push(c);

@@ -126,7 +126,7 @@ export class MirrorAppender {
   constructor(
     private readonly folder: string,
     private readonly runId: string,
-    private readonly mirrored = true,
+    readonly mirrored = true,
   ) {
     if (mirrored) mirrorPath(folder, runId);
   }

@@ -14,8 +14,9 @@ import { mapLog, mapSpan } from './mapping';
  * `conversation.id` — Codex's —, on the record or its resource), else per trace. A trace that named
  * its conversation once keeps joining it, so a child span without the id lands beside its parent,
  * late or out of order. Records are appended in the order they arrive, each with its own time;
- * one request is one transaction per run. A run with nothing new for `idleMs` lets its writer go
- * and shows as `idle` (not failed); the next record takes the writer again.
+ * the requests of one group commit (group-commit.ts) are one transaction per run. A run with
+ * nothing new for `idleMs` lets its writer go and shows as `idle` (not failed); the next record
+ * takes the writer again.
  */
 
 const CONVERSATION_KEYS = ['gen_ai.conversation.id', 'session.id', 'conversation.id', 'gen_ai.session.id'];
@@ -86,50 +87,125 @@ export class LiveRuns {
   }
 
   ingest(records: readonly RecordOf[]): IngestResult {
+    return this.ingestMany([records])[0]!;
+  }
+
+  /**
+   * Several requests at once (the receiver's group commit, server.ts): each request's records are
+   * keyed and mapped in arrival order exactly as `ingest` one request after another would, and
+   * then each run's events of all the requests are appended in one transaction: one commit (one
+   * fsync) for the group instead of one per request. When that one append fails, each request's
+   * share is appended again on its own, so a request is refused only for what is wrong with it,
+   * as it would be alone. One result per request, in order.
+   */
+  ingestMany(requests: readonly (readonly RecordOf[])[]): IngestResult[] {
     const ledger = this.ledger();
-    // First the conversations this request names, so a child span in the same request as its
-    // parent joins the parent's conversation whichever comes first.
-    for (const rec of records) {
-      const trace = rec.r.traceId;
-      const conv = conversationOf(rec.r.attributes, rec.r.resource);
-      if (trace && conv) this.rememberTrace(trace, conv);
+    const results: IngestResult[] = requests.map(() => ({ accepted: 0, rejected: 0, errors: [], runs: [] }));
+    interface Part {
+      request: number;
+      records: number;
+      items: NewEvent[];
+      /** Why this request's records of the run could not be mapped (they are refused, alone). */
+      error?: unknown;
     }
-    const groups = new Map<string, RecordOf[]>();
-    for (const rec of records) {
-      const key = this.keyOf(rec);
-      const g = groups.get(key);
-      if (g) g.push(rec);
-      else groups.set(key, [rec]);
-    }
-    const result: IngestResult = { accepted: 0, rejected: 0, errors: [], runs: [] };
-    for (const [key, recs] of groups) {
-      try {
-        const run = this.open(ledger, key, recs[0]!);
-        const items: NewEvent[] = [];
-        for (const rec of recs) {
-          const rk = JSON.stringify(rec.r.resource);
-          const withResource = rk !== run.resourceKey;
-          run.resourceKey = rk;
-          items.push(
-            ...(rec.kind === 'span'
-              ? mapSpan(rec.r, run.state, withResource)
-              : mapLog(rec.r, run.state, withResource)),
-          );
-        }
-        run.writer.appendBatch(items);
-        run.lastAt = this.now();
-        result.accepted += recs.length;
-        result.runs.push(run.runId);
-      } catch (e) {
-        result.rejected += recs.length;
-        result.errors.push(
-          e instanceof ProofloopError ? e.message : `internal error: ${(e as Error).message}`,
-        );
-        const run = this.live.get(key);
-        if (run) this.release(run, key);
+    const groups = new Map<string, { run: LiveRun | null; error: unknown; parts: Part[] }>();
+    requests.forEach((records, request) => {
+      // First the conversations this request names, so a child span in the same request as its
+      // parent joins the parent's conversation whichever comes first.
+      for (const rec of records) {
+        const trace = rec.r.traceId;
+        const conv = conversationOf(rec.r.attributes, rec.r.resource);
+        if (trace && conv) this.rememberTrace(trace, conv);
       }
+      const byKey = new Map<string, RecordOf[]>();
+      for (const rec of records) {
+        const key = this.keyOf(rec);
+        const g = byKey.get(key);
+        if (g) g.push(rec);
+        else byKey.set(key, [rec]);
+      }
+      for (const [key, recs] of byKey) {
+        let group = groups.get(key);
+        if (!group) {
+          group = { run: null, error: null, parts: [] };
+          try {
+            group.run = this.open(ledger, key, recs[0]!);
+          } catch (e) {
+            group.error = e;
+          }
+          groups.set(key, group);
+        }
+        const part: Part = { request, records: recs.length, items: [] };
+        group.parts.push(part);
+        const run = group.run;
+        if (!run) continue;
+        try {
+          for (const rec of recs) {
+            const rk = JSON.stringify(rec.r.resource);
+            const withResource = rk !== run.resourceKey;
+            run.resourceKey = rk;
+            const mapped =
+              rec.kind === 'span'
+                ? mapSpan(rec.r, run.state, withResource)
+                : mapLog(rec.r, run.state, withResource);
+            for (const it of mapped) part.items.push(it);
+          }
+        } catch (e) {
+          part.error = e;
+          part.items = [];
+        }
+      }
+    });
+    const refuse = (part: Part, e: unknown): void => {
+      const r = results[part.request]!;
+      r.rejected += part.records;
+      r.errors.push(e instanceof ProofloopError ? e.message : `internal error: ${(e as Error).message}`);
+    };
+    const accept = (part: Part, run: LiveRun): void => {
+      const r = results[part.request]!;
+      r.accepted += part.records;
+      r.runs.push(run.runId);
+    };
+    for (const [key, { run, error, parts }] of groups) {
+      if (!run) {
+        for (const part of parts) refuse(part, error);
+        continue;
+      }
+      let failed = false;
+      const ok: Part[] = [];
+      for (const part of parts) {
+        if (part.error === undefined) ok.push(part);
+        else {
+          refuse(part, part.error);
+          failed = true;
+        }
+      }
+      if (ok.length > 0) {
+        try {
+          run.writer.appendBatch(ok.length === 1 ? ok[0]!.items : ok.flatMap((p) => p.items));
+          for (const part of ok) accept(part, run);
+        } catch (e) {
+          if (ok.length === 1) {
+            refuse(ok[0]!, e);
+            failed = true;
+          } else {
+            // Rolled back whole: each request's share again, alone, as without grouping.
+            for (const part of ok) {
+              try {
+                run.writer.appendBatch(part.items);
+                accept(part, run);
+              } catch (e2) {
+                refuse(part, e2);
+                failed = true;
+              }
+            }
+          }
+        }
+      }
+      run.lastAt = this.now();
+      if (failed && this.live.get(key) === run) this.release(run, key);
     }
-    return result;
+    return results;
   }
 
   /** Lets every writer go (the receiver stops, or the folder changes). */

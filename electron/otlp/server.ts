@@ -4,9 +4,11 @@ import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import type { Ledger } from '../ledger';
-import { decodeRequest, responseTypes, StatusType, type Encoding } from './decode';
+import { responseTypes, StatusType, type Encoding } from './decode';
+import { DecodeThread } from './decode-thread';
 import { DecodeError, type Signal } from './types';
 import { LiveRuns, type IngestResult, type RecordOf } from './runs';
+import { GroupCommit } from './group-commit';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -22,6 +24,8 @@ export interface OtlpReceiverOptions {
   /** Bounds: bytes on the wire, and once inflated (defaults 16 MiB and 64 MiB). */
   maxBodyBytes?: number;
   maxInflatedBytes?: number;
+  /** false: bodies are decoded in the receiver's own thread (decode-thread.ts; for comparisons). */
+  decodeThread?: boolean;
 }
 
 export interface OtlpReceiver {
@@ -29,6 +33,8 @@ export interface OtlpReceiver {
   endpoint: string;
   port: number;
   token: string | null;
+  /** Requests appended and the commits they took (group commit: group-commit.ts). */
+  stats: { requests: number; groups: number };
   close(): Promise<void>;
 }
 
@@ -158,6 +164,8 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
   const maxInflated = opts.maxInflatedBytes ?? 64 << 20;
   const token = opts.token ?? null;
   const runs = new LiveRuns(opts.ledger, opts.idleMs ?? 120_000);
+  const commits = new GroupCommit(runs);
+  const decoder = opts.decodeThread === false ? DecodeThread.none() : DecodeThread.start();
   let port = 0;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -204,7 +212,7 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
       );
       let decoded;
       try {
-        decoded = decodeRequest(signal, body, encoding);
+        decoded = await decoder.decode(signal, body, encoding);
       } catch (e) {
         if (e instanceof DecodeError) throw new Refusal(400, RPC.invalidArgument, e.message);
         throw e;
@@ -221,7 +229,9 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
             ? decoded.records.map((r) => ({ kind: 'log' as const, r }))
             : [];
       const result =
-        records.length > 0 ? runs.ingest(records) : { accepted: 0, rejected: 0, errors: [], runs: [] };
+        records.length > 0
+          ? await commits.submit(records)
+          : { accepted: 0, rejected: 0, errors: [], runs: [] };
       answer(res, 200, encoding, exportResponse(signal, result, encoding));
     } catch (e) {
       const r = e instanceof Refusal ? e : new Refusal(500, 13, `internal error: ${(e as Error).message}`);
@@ -245,8 +255,11 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
     endpoint: `http://127.0.0.1:${port}`,
     port,
     token,
+    stats: commits.stats,
     close: () =>
       new Promise<void>((resolve) => {
+        commits.close();
+        decoder.close();
         runs.close();
         server.close(() => resolve());
         server.closeAllConnections();
