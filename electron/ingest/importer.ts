@@ -12,6 +12,8 @@ import { DEFAULT_MAX_LINE } from './lines';
 import { Sequencer, emptyState, type FileState, type PendingFinding, type Row } from './sequencer';
 import { parsedBlocks, type ParsedBlock } from './source';
 import type { LineResult } from './block';
+import { importArtifactsHome, outlineResults, type StoreArtifact } from './outline';
+import { storeArtifact } from '../runner/artifacts';
 
 /**
  * Import of one JSONL file into the ledger, incrementally and crash-safely:
@@ -316,6 +318,9 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
     opts.onCommit?.();
   };
 
+  // Large values go to artifacts beside the ledger before their rows are committed (outline.ts).
+  const artifactsHome = importArtifactsHome(db.name);
+  const store: StoreArtifact = (text) => storeArtifact(artifactsHome, text);
   const source = opts.source ?? parsedBlocks;
   try {
     for await (const b of source(abs, start, {
@@ -350,6 +355,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
 
   function applyBlock(b: ParsedBlock): void {
     if (b.t === 'lines') {
+      outlineResults(b.results, store);
       seqr.pushLines(b.results, lineNo);
       lineNo += b.lines;
       pos = b.end;
@@ -361,6 +367,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       // A complete last line is an event even before its writer adds the newline.
       const complete = b.buf ? completeLine(b.buf, state.format) : null;
       if (complete) {
+        outlineResults([complete], store);
         seqr.pushLines([complete], lineNo);
         lineNo += 1;
         pos = b.start + b.bytes;
