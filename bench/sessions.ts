@@ -227,9 +227,14 @@ async function inspectWhileImporting(root: string, folder: string, id: string, e
       await page.goto(url, { timeout: 300_000 });
       const pageLoaded = performance.now() - t0;
       await page.locator(`[data-testid="run-item"][data-run-id="${id}"]`).click({ timeout: 300_000 });
-      await page.getByTestId('timeline-row').first().waitFor({ timeout: 300_000 });
+      // A session opens in the conversation view (the README): its first items are its first rows.
+      const rows = page.locator('[data-testid="conv-item"], [data-testid="timeline-row"]');
+      await rows.first().waitFor({ timeout: 300_000 });
       const firstRows = performance.now() - t0;
-      const head = await page.getByTestId('timeline-row').count();
+      const head = await rows.count();
+      // The keyboard steps below are the timeline's.
+      await page.getByTestId('tab-timeline').click();
+      await page.getByTestId('timeline-row').first().waitFor({ timeout: 300_000 });
 
       // The middle of the session, where the state comes from a snapshot (if built yet) plus folds.
       const seq = Math.floor(events / 2);
