@@ -46,6 +46,10 @@ test('a tool output too large for its event: the payload view says it was moved 
     );
     await expect(page.getByTestId('envelope-redacted')).toContainText('moved to artifacts');
     // The payload itself holds the excerpt and the note, not the end of the output.
+    await page
+      .getByTestId('payload-tree')
+      .getByRole('button', { name: /0: \{4 keys\}/ })
+      .click();
     await expect(page.getByTestId('payload-tree')).toContainText('moved to artifact sha256:');
     await expect(page.getByTestId('payload-tree')).not.toContainText('END-OF-OUTPUT');
     await moved.getByRole('button', { name: 'Open' }).click();
