@@ -79,7 +79,8 @@ async function onDropped(e: IpcMainEvent, dropped: unknown): Promise<void> {
 
 async function openFolder(folder: string): Promise<void> {
   try {
-    const info = await service.openFolder(folder);
+    // In the background: the window shows the runs and rows as the import commits them.
+    const info = await service.openFolder(folder, { background: true });
     settings.remember(info.folder);
     service.ctx.emit('folder.changed', { folder: info.folder });
     buildMenu();
@@ -206,7 +207,7 @@ async function main(): Promise<void> {
     argFolder ??
     (settings.value.lastFolder && existsSync(settings.value.lastFolder) ? settings.value.lastFolder : null);
   try {
-    if (folder) await service.openFolder(folder);
+    if (folder) await service.openFolder(folder, { background: true });
     else await openDefaultFolder(service, path.join(app.getPath('userData'), 'runs'));
     settings.remember(service.ctx.folder());
   } catch (e) {

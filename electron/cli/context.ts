@@ -11,8 +11,9 @@ export interface CliContext {
    * The service with the --folder runs folder open (imports new JSONL bytes on first use). Commands
    * that make runs (`open`, `run`, `append`, `serve`) pass `create` so a new folder is made; a
    * command about one run passes `run`, and only that run's source is read (not the whole folder).
+   * `background`: the folder's import goes on after this returns (serve: see openFolder).
    */
-  service(opts?: { create?: boolean; run?: string }): Promise<ProofloopService>;
+  service(opts?: { create?: boolean; run?: string; background?: boolean }): Promise<ProofloopService>;
   /** The ledger; `run`: the command is about that run only (see `service`). */
   ledger(run?: string): Promise<Ledger>;
   /** Global options as parsed. */
@@ -36,7 +37,7 @@ export function createCliContext(program: Command): CliContext {
       if (!svc) {
         if (opts.create) mkdirSync(ctx.opts().folder, { recursive: true });
         svc = new ProofloopService({ tasksDir: ctx.opts().tasks });
-        await svc.openFolder(ctx.opts().folder, { only: opts.run });
+        await svc.openFolder(ctx.opts().folder, { only: opts.run, background: opts.background });
       }
       return svc;
     },

@@ -12,6 +12,8 @@ import { DEFAULT_MAX_LINE } from './lines';
 import { Sequencer, emptyState, type FileState, type PendingFinding, type Row } from './sequencer';
 import { parsedBlocks, type ParsedBlock } from './source';
 import type { LineResult } from './block';
+import { importArtifactsHome, outlineResults, type StoreArtifact } from './outline';
+import { storeArtifact } from '../runner/artifacts';
 
 /**
  * Import of one JSONL file into the ledger, incrementally and crash-safely:
@@ -37,6 +39,12 @@ import type { LineResult } from './block';
  * queued work; its cost is per commit ~0.2 ms (progress row, head digest), no fsync (importCommit).
  */
 export const CHUNK = 2_000;
+/**
+ * A chunk also ends after this long, so a file of large lines (a Claude Code session of MB-sized
+ * tool outputs: 10,000 rows can be 100 MB, seconds of parsing) shows its first rows, and then new
+ * ones, while it is still read; at ordinary line sizes CHUNK rows take far less than this.
+ */
+export const CHUNK_MS = 500;
 const HEAD_BYTES = 4096;
 
 export interface ImportOptions {
@@ -52,6 +60,14 @@ export interface ImportOptions {
    * another program's folder may be anything); `events.jsonl` files are always read.
    */
   onlyIfClaimed?: boolean;
+  /**
+   * Stops the import between blocks (closing the folder, a signal): what was read since the last
+   * commit is dropped, never committed, so the stored progress matches the stored events and the
+   * next open goes on from there.
+   */
+  signal?: AbortSignal;
+  /** Called after each commit (the service pushes the new rows to the page). */
+  onCommit?: () => void;
 }
 
 /** What the seal of an unchained run records (runs.meta.seal): see SealSchema. */
@@ -61,6 +77,8 @@ export interface ImportResult {
   events: number;
   findings: number;
   bytes: number;
+  /** The signal stopped it before the end of the file. */
+  aborted?: boolean;
 }
 
 interface ImportsRow {
@@ -120,12 +138,13 @@ export function tailSeq(buf: Buffer | null): number | null {
 export async function importFile(ledger: Ledger, abs: string, opts: ImportOptions): Promise<ImportResult> {
   const total: ImportResult = { events: 0, findings: 0, bytes: 0 };
   // Each pass ends, or starts again from progress another process committed meanwhile.
-  for (let pass = 0; pass < 1000; pass++) {
+  for (let pass = 0; pass < 1000 && !opts.signal?.aborted; pass++) {
     try {
       const r = await importPass(ledger, abs, opts);
       total.events += r.events;
       total.findings += r.findings;
       total.bytes += r.bytes;
+      if (r.aborted) total.aborted = true;
       return total;
     } catch (e) {
       if (!(e instanceof Conflict)) throw e;
@@ -137,6 +156,7 @@ export async function importFile(ledger: Ledger, abs: string, opts: ImportOption
       }
     }
   }
+  if (opts.signal?.aborted) total.aborted = true;
   return total;
 }
 
@@ -260,6 +280,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
 
   let pos = start;
   let committedState: string | null = row?.state ?? null;
+  let lastCommit = performance.now();
   const commit = (): void => {
     const { rows, findings, created } = seqr.drain();
     const newOffset = pos;
@@ -303,8 +324,13 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
     done.findings += findings.length;
     done.bytes += newOffset - offset;
     offset = newOffset;
+    lastCommit = performance.now();
+    opts.onCommit?.();
   };
 
+  // Large values go to artifacts beside the ledger before their rows are committed (outline.ts).
+  const artifactsHome = importArtifactsHome(db.name);
+  const store: StoreArtifact = (text) => storeArtifact(artifactsHome, text);
   const source = opts.source ?? parsedBlocks;
   try {
     for await (const b of source(abs, start, {
@@ -313,9 +339,21 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       maxLine: opts.maxLine ?? DEFAULT_MAX_LINE,
       blockSize: opts.blockSize,
     })) {
+      // Checked before the block is applied: nothing read after the abort reaches the ledger.
+      if (opts.signal?.aborted) {
+        done.aborted = true;
+        return done; // leaving the loop closes the source (and its workers)
+      }
       applyBlock(b);
-      if (seqr.rows.length >= CHUNK) commit();
+      const rows = seqr.rows.length;
+      // The first block's rows are committed at once: they are what a page waits for.
+      if (rows >= CHUNK || (rows > 0 && (done.events === 0 || performance.now() - lastCommit >= CHUNK_MS)))
+        commit();
       opts.onProgress?.(pos, size);
+    }
+    if (opts.signal?.aborted) {
+      done.aborted = true;
+      return done;
     }
     if (pos !== offset || seqr.findings.length > 0 || seqr.created.length > 0 || state.tail !== committedTail)
       commit();
@@ -327,6 +365,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
 
   function applyBlock(b: ParsedBlock): void {
     if (b.t === 'lines') {
+      outlineResults(b.results, store);
       seqr.pushLines(b.results, lineNo);
       lineNo += b.lines;
       pos = b.end;
@@ -338,6 +377,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       // A complete last line is an event even before its writer adds the newline.
       const complete = b.buf ? completeLine(b.buf, state.format) : null;
       if (complete) {
+        outlineResults([complete], store);
         seqr.pushLines([complete], lineNo);
         lineNo += 1;
         pos = b.start + b.bytes;

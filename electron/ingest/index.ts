@@ -13,6 +13,14 @@ export interface IngestSummary {
   files: number;
   events: number;
   findings: number;
+  /** Stopped by its signal: the files after the one it was in were not looked at. */
+  aborted?: boolean;
+}
+
+/** How a folder import may be stopped and followed: see ImportOptions. */
+export interface IngestControl {
+  signal?: AbortSignal;
+  onCommit?: () => void;
 }
 
 export type IngestProgress = (p: { file: string; bytes: number; total: number }) => void;
@@ -22,7 +30,16 @@ export type IngestProgress = (p: { file: string; bytes: number; total: number })
  * ProofLoop's own envelope) into the ledger as read-only runs, reading only what was appended since
  * the last open. See importer.ts for the transaction and concurrency rules.
  */
-export async function ingestFolder(ledger: Ledger, onProgress?: IngestProgress): Promise<IngestSummary> {
+export async function ingestFolder(
+  ledger: Ledger,
+  onProgress?: IngestProgress,
+  control: IngestControl = {},
+): Promise<IngestSummary> {
+  const { signal } = control;
+  const stopped = (s: IngestSummary): IngestSummary => Object.assign(s, { aborted: true });
+  // Checked before the ledger is touched: an import queued behind the one that was stopped may
+  // start after the folder's ledger was closed.
+  if (signal?.aborted) return stopped({ files: 0, events: 0, findings: 0 });
   // Only the ids: ledger.runs() would also count findings and look up the writer of every run.
   const executed = new Set(
     ledger.db.prepare("SELECT run_id FROM runs WHERE source = 'executed'").pluck().all() as string[],
@@ -30,6 +47,7 @@ export async function ingestFolder(ledger: Ledger, onProgress?: IngestProgress):
   const unreadable: { file: string; why: string }[] = [];
   const files = await scanFolder(ledger.folder, { executed, unreadable });
   const summary: IngestSummary = { files: 0, events: 0, findings: 0 };
+  if (signal?.aborted) return stopped(summary);
   for (const u of unreadable) {
     const key = keyOf(ledger.folder, u.file);
     if (fileFinding(ledger, key, 'unreadable_file', `${key} is ${u.why}: not read`)) summary.findings += 1;
@@ -45,6 +63,7 @@ export async function ingestFolder(ledger: Ledger, onProgress?: IngestProgress):
   );
   const prefix = ledger.folder + path.sep;
   for (const abs of files) {
+    if (signal?.aborted) return stopped(summary);
     const key = abs.startsWith(prefix)
       ? abs.slice(prefix.length).split(path.sep).join('/')
       : keyOf(ledger.folder, abs);
@@ -59,9 +78,12 @@ export async function ingestFolder(ledger: Ledger, onProgress?: IngestProgress):
         onlyIfClaimed: path.basename(abs) !== 'events.jsonl',
         source: defaultSource(),
         onProgress: onProgress ? (bytes, total) => onProgress({ file: abs, bytes, total }) : undefined,
+        signal,
+        onCommit: control.onCommit,
       });
       summary.events += r.events;
       summary.findings += r.findings;
+      if (r.aborted) return stopped(summary);
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       const gone = err.code === 'ENOENT';

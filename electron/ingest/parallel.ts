@@ -39,6 +39,8 @@ const WORKER_HEAP = { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 48 }
 const WORKER_MAX_BLOCK = 2 << 20;
 
 interface Pool {
+  /** Whether a worker has started (loading the worker bundle takes ~0.1–1 s on a busy machine). */
+  online(): boolean;
   parse(buf: Buffer, fmt: string | null): Promise<LineResult[]>;
   close(): Promise<void>;
 }
@@ -55,11 +57,13 @@ function startPool(): Pool | null {
   >();
   let next = 0;
   let broken: Error | null = null;
+  let online = false;
   for (let i = 0; i < n; i++) {
     const w = startWorker(import.meta.url, './worker.ts', './ingest-worker.js', {
       resourceLimits: WORKER_HEAP,
     });
     if (!w) break;
+    w.once('online', () => (online = true));
     w.on('message', (m: { id: number; packed: PackedBlock }) => {
       const p = waiting.get(m.id);
       waiting.delete(m.id);
@@ -76,6 +80,7 @@ function startPool(): Pool | null {
   }
   if (workers.length === 0) return null;
   return {
+    online: () => online,
     parse(buf, fmt) {
       if (broken) return Promise.reject(broken);
       const id = next++;
@@ -122,10 +127,12 @@ async function* parallelBlocks(file: string, start: number, opts: ReadOptions): 
       const lines = (results: LineResult[]): ParsedBlock =>
         b.t === 'lines' ? { t: 'lines', start: b.start, end: b.end, lines: b.lines, results } : b;
       // A block holding a line of many MiB is parsed here: a worker's bounded heap is for ordinary lines.
+      // So is every block read before a worker is up: the first rows reach the ledger (and the
+      // page, in web mode) without waiting for the workers to start.
       const pending: Promise<ParsedBlock> =
         b.t !== 'lines'
           ? Promise.resolve(b)
-          : b.buf.length > WORKER_MAX_BLOCK
+          : b.buf.length > WORKER_MAX_BLOCK || !p.online()
             ? Promise.resolve(lines(parseBlock(b.buf, opts.fmt ?? null)))
             : p.parse(b.buf, opts.fmt ?? null).then(lines);
       pending.catch(() => undefined); // rejections are seen where the queue is awaited

@@ -1,5 +1,6 @@
 import type { LineResult } from './block';
 import type { ParsedEvent } from './parse';
+import { ARTIFACT_MIN_CHARS } from './outline';
 
 /**
  * The parse results of a block as a worker posts them back. Structured clone of ~3,000 result
@@ -42,8 +43,17 @@ const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unkno
 
 const hex64 = (x: string | null): boolean => x === null || x.length === HEX_LEN;
 
+/**
+ * Not packed: an event whose original payload is still to be digested, and one with a value long
+ * enough to be moved to an artifact, which the importer does with the payload object (outline.ts).
+ */
 const packable = (r: LineResult): r is ParsedEvent =>
-  r.t === 'ev' && r.orig === null && hex64(r.digest) && hex64(r.prev) && hex64(r.hash);
+  r.t === 'ev' &&
+  r.orig === null &&
+  (r.fmt === 'proofloop' || r.json.length <= ARTIFACT_MIN_CHARS) &&
+  hex64(r.digest) &&
+  hex64(r.prev) &&
+  hex64(r.hash);
 
 const packableMulti = (r: LineResult): boolean =>
   r.t === 'multi' && r.list.length > 0 && r.list.every(packable);

@@ -4,8 +4,21 @@ import { RunHost, type RunResult } from '../runner/host';
 import type { ServiceContext } from './context';
 import { readArtifact } from '../runner/artifacts';
 import { confine } from '../fs/confine';
+import { importArtifactsHome } from '../ingest/outline';
+import type { Ledger } from '../ledger';
 import type { Handler as H } from './handler';
 import { requireRun } from './ledger';
+
+/**
+ * The directory whose `artifacts/` holds a run's artifacts: an imported run's values moved out of
+ * its events are beside the ledger (ingest/outline.ts), a run ProofLoop executed has its own
+ * folder. Confined: a run folder, its artifacts folder or the file may be a link (refused, not
+ * followed, by readArtifact).
+ */
+export function artifactsHomeOf(ledger: Ledger, run: { run_id: string; source: string }): string {
+  if (run.source === 'imported') return importArtifactsHome(ledger.db.name);
+  return confine(ledger.folder, run.run_id, 'run folder');
+}
 
 /** What the inspector shows of one artifact at most; the file itself stays whole. */
 const ARTIFACT_VIEW_LIMIT = 1 << 20;
@@ -84,11 +97,9 @@ export function runnerHandlers(ctx: ServiceContext) {
   };
 
   const artifact: H<'artifact.read'> = ({ run_id, digest }) => {
-    requireRun(ctx, run_id);
+    const run = requireRun(ctx, run_id);
     const hex = digest.replace(/^sha256:/, '');
-    // Confined: a run folder, its artifacts folder or the file may be a link (refused, not followed).
-    const runDir = confine(ctx.folder(), run_id, 'run folder');
-    const text = readArtifact(runDir, hex);
+    const text = readArtifact(artifactsHomeOf(ctx.ledger(), run), hex);
     if (text === null)
       throw new ProofloopError(
         'not_found',

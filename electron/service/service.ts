@@ -22,6 +22,29 @@ import { stateHandlers } from './state';
 import { watchFolder } from './watch';
 import { attachSnapshotter, buildSnapshotsInBackground } from '../state';
 
+const NOTHING = { files: 0, events: 0, findings: 0 };
+
+/**
+ * The opening import's progress as `job.progress` pushes, at most a few a second: one per block
+ * read would be thousands for a 1 GB file, each re-rendering the page's job bar.
+ */
+function importProgress(folder: string, ctx: ServiceContext): Parameters<typeof ingestFolder>[1] {
+  let last = 0;
+  return (p) => {
+    const finished = p.bytes >= p.total;
+    const now = performance.now();
+    if (!finished && now - last < 250) return;
+    last = now;
+    ctx.emit('job.progress', {
+      job_id: 'import',
+      label: `importing ${path.relative(folder, p.file) || p.file}`,
+      done: p.bytes,
+      total: p.total,
+      finished,
+    });
+  };
+}
+
 export type PushListener = <P extends PushName>(channel: P, payload: PushOf<P>) => void;
 
 export interface ServiceOptions {
@@ -90,13 +113,20 @@ export class ProofloopService {
     this.annotate = annotateHandler(ctx);
   }
 
-  /** Opens a runs folder: its ledger, mirror repair, then import of JSONL runs written by others. */
-  async openFolder(folder: string, opts: { only?: string } = {}) {
+  /**
+   * Opens a runs folder: its ledger, mirror repair, then import of JSONL runs written by others.
+   * `only`: a command about one run, which reads that run's source alone. `background`: returns as
+   * soon as the ledger is open and imports afterwards (`opening` settles when that is done), its
+   * runs and rows pushed as they commit, so the app and web mode show a 1 GB session's first rows
+   * while it is read instead of after. Closing the folder stops that import cleanly.
+   */
+  async openFolder(folder: string, opts: { only?: string; background?: boolean } = {}) {
     const abs = checkFolder(folder);
     this.trustFolder(abs);
     if (this.current?.folder !== abs) {
-      this.closeFolder();
+      await this.closeFolder();
       this.current = Ledger.open(abs);
+      this.stopImports = new AbortController();
       this.detach.push(attachSnapshotter(this.current));
       this.current.onAppend((runId, events) => {
         if (events.length === 0) return;
@@ -123,41 +153,59 @@ export class ProofloopService {
       return this.info;
     }
     const repaired = repairMirrors(ledger);
-    // Live: the watcher's poll pushes runs and rows as the opening import commits them, so a big
-    // file's first rows show while it is still being read.
+    // Live: the watcher's poll pushes runs and rows as the opening import commits them (each
+    // commit asks it to look at once), so a big file's first rows show while it is still read.
     if (this.opts.watch) this.startWatching();
-    const imported = await this.ingestOnce(ledger, (p) =>
-      this.ctx.emit('job.progress', {
-        job_id: 'import',
-        label: `importing ${path.relative(abs, p.file) || p.file}`,
-        done: p.bytes,
-        total: p.total,
-        finished: p.bytes >= p.total,
-      }),
+    const info = { folder: abs, runs: 0, imported: NOTHING, mirrors_repaired: repaired };
+    const progress = importProgress(abs, this.ctx);
+    const importing = this.ingestOnce(ledger, progress).then(({ aborted, ...imported }) => {
+      // Stopped, or the folder closed as it ended: the ledger is not to be read any more.
+      if (aborted || this.current !== ledger) return { ...info, imported };
+      const done = { ...info, runs: ledger.runCount(), imported };
+      this.info = done;
+      if (this.opts.watch) this.startSnapshots(ledger);
+      if (imported.events > 0) this.ctx.emit('runs.changed', { run_ids: [] });
+      return done;
+    });
+    if (!opts.background) return await importing;
+    this.info = { ...info, runs: ledger.runCount() };
+    this.opening = importing.then(
+      () => undefined,
+      (e: Error) => {
+        // Not thrown into nobody's hands: said once, and the folder stays open for what was imported.
+        process.stderr.write(`proofloop: importing ${abs}: ${e.message}\n`);
+      },
     );
-    this.info = { folder: abs, runs: ledger.runCount(), imported, mirrors_repaired: repaired };
-    if (this.opts.watch) this.startSnapshots(ledger);
-    if (imported.events > 0) this.ctx.emit('runs.changed', { run_ids: [] });
     return this.info;
   }
 
+  /** The background opening import (see openFolder), settled when it ends or is stopped. */
+  opening: Promise<void> = Promise.resolve();
+
+  /** Stops the imports of the open folder (see closeFolder); a new one per folder. */
+  private stopImports = new AbortController();
+  /** Imports of this folder still running, the opening one's and the watcher's. */
+  private running = 0;
   /** One folder import at a time in this process (the opening one, and the watcher's). */
   private importing: Promise<unknown> = Promise.resolve();
   private ingestOnce(ledger: Ledger, onProgress?: Parameters<typeof ingestFolder>[1]) {
-    const next = this.importing.then(
-      () => ingestFolder(ledger, onProgress),
-      () => ingestFolder(ledger, onProgress),
-    );
+    const control = { signal: this.stopImports.signal, onCommit: () => this.pollSoon?.() };
+    const run = () => ingestFolder(ledger, onProgress, control);
+    this.running += 1;
+    const next = this.importing.then(run, run).finally(() => (this.running -= 1));
     this.importing = next.catch(() => undefined);
     return next;
   }
+  /** Set while the folder is watched: looks at the runs table soon (after an import's commit). */
+  private pollSoon: (() => void) | null = null;
 
   /** From now on keep the open folder (and any opened later) live: see watch.ts. */
   keepLive(): void {
     this.opts.watch = true;
     if (this.current) {
       this.startWatching();
-      this.startSnapshots(this.current);
+      // Building snapshots would compete with an import under way; its end starts them.
+      if (this.running === 0) this.startSnapshots(this.current);
     }
   }
 
@@ -189,9 +237,11 @@ export class ProofloopService {
     if (this.watching || !this.current) return;
     this.watching = true;
     const ledger = this.current;
-    const stop = watchFolder(ledger, this.ctx, { ingest: () => this.ingestOnce(ledger) });
+    const watch = watchFolder(ledger, this.ctx, { ingest: () => this.ingestOnce(ledger) });
+    this.pollSoon = watch.pollSoon;
     this.detach.push(() => {
-      stop();
+      watch.stop();
+      this.pollSoon = null;
       this.watching = false;
     });
   }
@@ -206,11 +256,24 @@ export class ProofloopService {
     this.recent.length = Math.min(this.recent.length, 10);
   }
 
-  closeFolder(): void {
+  /**
+   * Closes the open folder. An import still running (the opening one in the background, or the
+   * watcher's) is stopped between two blocks and waited for before the ledger closes, so nothing
+   * writes to a closed database and the last commit's progress row matches its events: the next
+   * open goes on from there. With no import running the ledger is closed before this returns.
+   */
+  closeFolder(): Promise<void> {
+    const ledger = this.current;
+    this.stopImports.abort();
     for (const d of this.detach.splice(0)) d();
-    this.current?.close();
     this.current = null;
     this.info = null;
+    if (!ledger) return Promise.resolve();
+    if (this.running === 0) {
+      ledger.close();
+      return Promise.resolve();
+    }
+    return this.importing.then(() => ledger.close());
   }
 
   onPush(fn: PushListener): () => void {

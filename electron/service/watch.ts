@@ -12,13 +12,15 @@ const SKIP = new Set(['.proofloop', 'node_modules', '.git']);
  *   the change; the import reads only the new bytes);
  * - runs that other processes append to the same ledger (a CLI run, `proofloop append`) are noticed
  *   by a cheap poll of the runs table, since pushes only travel inside one process.
- * Either way the UI gets `events.appended` / `runs.changed`. Returns the stop function.
+ * Either way the UI gets `events.appended` / `runs.changed`. Returns the stop function, and
+ * `pollSoon`, which an import calls after each commit so its rows reach the page at once rather
+ * than at the next poll.
  */
 export function watchFolder(
   ledger: Ledger,
   ctx: ServiceContext,
   opts: { pollMs?: number; ingest?: () => Promise<unknown> } = {},
-): () => void {
+): { stop: () => void; pollSoon: () => void } {
   const ingest = opts.ingest ?? (() => ingestFolder(ledger));
   const heads = new Map<string, { seq: number; status: string }>();
   const snapshot = () =>
@@ -60,6 +62,15 @@ export function watchFolder(
   };
   const timer = setInterval(poll, opts.pollMs ?? 1000);
   timer.unref();
+  // Commits come every CHUNK rows or CHUNK_MS: one look per burst, after the commit has returned.
+  let soon: NodeJS.Timeout | null = null;
+  const pollSoon = () => {
+    if (stopped || soon) return;
+    soon = setTimeout(() => {
+      soon = null;
+      poll();
+    }, 20);
+  };
 
   // One import at a time; a change during an import asks for one more.
   let importing = false;
@@ -113,11 +124,13 @@ export function watchFolder(
   watcher.on('ready', () => void runImport());
   watcher.on('error', () => undefined);
 
-  return () => {
+  const stop = () => {
     stopped = true;
     clearInterval(timer);
+    if (soon) clearTimeout(soon);
     if (debounce) clearTimeout(debounce);
     offAppend();
     void watcher.close();
   };
+  return { stop, pollSoon };
 }

@@ -43,6 +43,16 @@ export const SourceRefSchema = z.object({
   line: z.number().int(),
   part: z.number().int().optional(),
   ids: z.record(z.string(), z.string()).optional(),
+  /** Values moved to artifacts (shared/formats/source-ref.ts): read whole with artifact.read. */
+  artifacts: z
+    .array(
+      z.object({
+        path: z.array(z.union([z.string(), z.number().int()])),
+        digest: z.string(),
+        bytes: z.number().int(),
+      }),
+    )
+    .optional(),
 });
 
 export const StoredEventSchema = EnvelopeSchema.extend({

@@ -7,6 +7,8 @@ import { intOption, oneLine, table } from '../format';
 import { verifyFile } from '../../ingest';
 import { openBundleCommand } from './bundle';
 import { appendLines } from '../append-lines';
+import { readArtifact } from '../../runner/artifacts';
+import { artifactsHomeOf } from '../../service/runner';
 import type { StoredEvent } from '../../ledger';
 import type { z } from 'zod';
 import type { VerifyReportSchema } from '../../../shared/api/ledger';
@@ -113,6 +115,29 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
           `${String(e.seq).padStart(6)}  ${e.at}  ${e.kind.padEnd(16)} ${oneLine(e.payload, 110)}\n`,
         );
       }
+    });
+
+  program
+    .command('artifact <run> <digest>')
+    .description(
+      "print an artifact a run's events reference, whole (a tool output, or a value of an imported line " +
+        'too large for its event: the event names it in source.artifacts); checked against its digest',
+    )
+    .action(async (run: string, digest: string) => {
+      if (!/^(sha256:)?[0-9a-f]{64}$/.test(digest))
+        throw new InvalidArgumentError(`digest must be 64 hex digits (sha256), not "${oneLine(digest, 80)}"`);
+      const svc = await ctx.service({ run });
+      const info = await svc.invoke('run.get', { run_id: run });
+      const hex = digest.replace(/^sha256:/, '');
+      const text = readArtifact(artifactsHomeOf(svc.ctx.ledger(), info), hex);
+      if (text === null) {
+        process.stderr.write(
+          `proofloop: artifact ${hex} of run ${run} is missing or does not match its digest\n`,
+        );
+        ctx.setExit(EXIT.usage);
+        return;
+      }
+      process.stdout.write(text);
     });
 
   program

@@ -44,7 +44,10 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
     )
     .action(async (folder: string | undefined, o: { port?: number; firstRun?: boolean } & OtlpFlags) => {
       if (folder) program.setOptionValue('folder', path.resolve(folder));
-      const svc = await ctx.service({ create: Boolean(o.firstRun) });
+      // Listening first, importing after: the page shows the runs, and a big session's first rows,
+      // while the folder is still read (closing stops that import between two commits).
+      // --first-run looks at the runs before making any, so it waits for the import.
+      const svc = await ctx.service({ create: Boolean(o.firstRun), background: !o.firstRun });
       if (o.firstRun) await openDefaultFolder(svc, svc.ctx.folder());
       svc.keepLive();
       const server = await startWebServer(svc, { port: o.port, staticDir: rendererDir() });
@@ -64,14 +67,15 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       );
       await untilSignal(async () => {
         await Promise.all([server.close(), otlp?.receiver?.close()]);
-        // The watcher, the snapshot worker, the append helper and the ledger: nothing left to hold the process.
-        svc.closeFolder();
+        // The import under way (stopped and waited for), the watcher, the snapshot worker, the append
+        // helper and the ledger: nothing left to hold the process.
+        await svc.closeFolder();
       });
     });
 }
 
 /** How long a shutdown may take before the process ends anyway (the signal was meant). */
-const SHUTDOWN_GRACE_MS = 800;
+const SHUTDOWN_GRACE_MS = 3000;
 
 /**
  * Resolves after the first SIGINT or SIGTERM once `close` has run. Should a handle still hold the

@@ -109,6 +109,43 @@ function digestsOf(payload: Record<string, unknown>): { field: string; digest: s
   return out;
 }
 
+/** `message.content[0].content`: a moved value's JSON path as people write it. */
+export function pathText(path: readonly (string | number)[]): string {
+  return (
+    path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? k : `.${k}`)).join('') || '(payload)'
+  );
+}
+
+/**
+ * Values of an imported line too large for its event (electron/ingest/outline.ts): the payload
+ * below holds their first bytes and a note; each is stored whole, redacted, as an artifact.
+ */
+function MovedValues({
+  runId,
+  moved,
+}: {
+  runId: string;
+  moved: NonNullable<StoredEvent['source']>['artifacts'];
+}) {
+  if (!moved || moved.length === 0) return null;
+  return (
+    <div className="moved" data-testid="moved-values">
+      <div className="dim">
+        {moved.length === 1 ? 'One value was' : `${moved.length} values were`} too large for the event and
+        moved to an artifact; the payload keeps the first bytes of each:
+      </div>
+      {moved.map((m) => (
+        <Artifact
+          key={pathText(m.path)}
+          runId={runId}
+          field={`${pathText(m.path)} (${m.bytes.toLocaleString('en')} bytes)`}
+          digest={m.digest}
+        />
+      ))}
+    </div>
+  );
+}
+
 function Artifact({ runId, field, digest }: { runId: string; field: string; digest: string }) {
   const method = ARTIFACT_METHODS.find(available);
   const [content, setContent] = useState<string | null>(null);
@@ -207,8 +244,12 @@ export function PayloadView() {
         <dd title={ev.hash}>{ev.hash ? `${ev.hash.slice(0, 12)}…` : '—'}</dd>
         {ev.redacted && (
           <>
-            <dt>redacted</dt>
-            <dd>yes (original digest kept)</dd>
+            <dt>{ev.source?.artifacts ? 'stored' : 'redacted'}</dt>
+            <dd data-testid="envelope-redacted">
+              {ev.source?.artifacts
+                ? 'with large values moved to artifacts (original digest kept)'
+                : 'yes (original digest kept)'}
+            </dd>
           </>
         )}
       </dl>
@@ -247,6 +288,7 @@ export function PayloadView() {
         </div>
       )}
       {patch && <PatchView patch={patch} />}
+      <MovedValues runId={runId} moved={ev.source?.artifacts} />
       {digestsOf(payload).map((d) => (
         <Artifact key={d.field} runId={runId} field={d.field} digest={d.digest} />
       ))}

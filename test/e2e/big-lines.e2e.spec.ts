@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test, expect, AppPage } from './helpers/fixtures';
+import { serve, writeJsonl } from './helpers/server';
+
+const SESSION = 'moved-values-session';
+const env = (type: string, uuid: string, parentUuid: string | null) => ({
+  parentUuid,
+  isSidechain: false,
+  userType: 'external',
+  cwd: '/home/dev/app',
+  sessionId: SESSION,
+  version: '2.1.38',
+  type,
+  uuid,
+  timestamp: '2026-02-10T09:00:00.000Z',
+});
+
+test('a tool output too large for its event: the payload view says it was moved to an artifact and opens it whole', async ({
+  page,
+  folder,
+}) => {
+  // 200 KB of output, over the 64 Ki bound, with a marker at its end (which the excerpt lacks).
+  const output = `${'row of test output\n'.repeat(10_000)}END-OF-OUTPUT`;
+  writeJsonl(folder, `-home-dev-app/${SESSION}.jsonl`, [
+    { ...env('user', 'u-1', null), message: { role: 'user', content: 'run the tests' } },
+    {
+      ...env('user', 'u-2', 'u-1'),
+      message: {
+        role: 'user',
+        content: [{ tool_use_id: 'toolu_big', type: 'tool_result', content: output, is_error: false }],
+      },
+    },
+  ]);
+  const home = mkdtempSync(path.join(os.tmpdir(), 'proofloop-home-'));
+  const served = await serve(folder, { env: { PROOFLOOP_HOME: home } });
+  try {
+    const app = new AppPage(page, served);
+    await app.open(`#/run/${SESSION}/seq/2`);
+    await expect(page.getByTestId('payload-kind')).toHaveText('tool_returned');
+    const moved = page.getByTestId('moved-values');
+    await expect(moved).toContainText('too large for the event and moved to an artifact');
+    await expect(moved.getByTestId('artifact')).toContainText(
+      `message.content[0].content (${output.length.toLocaleString('en')} bytes)`,
+    );
+    await expect(page.getByTestId('envelope-redacted')).toContainText('moved to artifacts');
+    // The payload itself holds the excerpt and the note, not the end of the output.
+    await page
+      .getByTestId('payload-tree')
+      .getByRole('button', { name: /0: \{4 keys\}/ })
+      .click();
+    await expect(page.getByTestId('payload-tree')).toContainText('moved to artifact sha256:');
+    await expect(page.getByTestId('payload-tree')).not.toContainText('END-OF-OUTPUT');
+    await moved.getByRole('button', { name: 'Open' }).click();
+    await expect(moved.locator('.artifact-body')).toContainText('END-OF-OUTPUT');
+  } finally {
+    await served.stop();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
