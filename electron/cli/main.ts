@@ -57,6 +57,12 @@ function oneLine(e: unknown): string {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  // `proofloop events … | head`: a reader that stops early is no error (and no stack trace). The
+  // command's own work (an import) is committed transaction by transaction, so stopping loses none.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(EXIT.ok);
+    throw e;
+  });
   const program = buildProgram();
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -5,6 +5,7 @@ import { firstLine, hashRange, headOfLine, readAt } from './read-at';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Ledger } from '../ledger';
+import { prepared } from '../ledger/statements';
 import type { Finding } from '../ledger/types';
 import { sha256Bytes } from '../crypto';
 import { detectText, parseLine, type Format } from './parse';
@@ -160,14 +161,10 @@ export async function importFile(ledger: Ledger, abs: string, opts: ImportOption
   return total;
 }
 
-/** Asked for every file on every open: prepared once per database. */
-const importsRow = new WeakMap<Ledger['db'], ReturnType<Ledger['db']['prepare']>>();
-
 async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Promise<ImportResult> {
   const db = ledger.db;
   const key = opts.key;
-  let getRow = importsRow.get(db);
-  if (!getRow) importsRow.set(db, (getRow = db.prepare('SELECT * FROM imports WHERE file = ?')));
+  const getRow = prepared(db, 'SELECT * FROM imports WHERE file = ?');
   const row = getRow.get(key) as ImportsRow | undefined;
   let offset = row?.offset ?? 0;
   let lineNo = row?.line ?? 0;
@@ -250,7 +247,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   }
 
   const claimed = new Set(Object.values(state.runs).map((r) => r.id));
-  const exists = db.prepare('SELECT 1 FROM runs WHERE run_id = ?').pluck();
+  const exists = prepared(db, 'SELECT 1 FROM runs WHERE run_id = ?').pluck();
   const resolveRunId = (src: string): string => {
     const base = sanitizeRunId(src);
     let id = base;
@@ -267,16 +264,20 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   const sealHash = createHash('sha256');
   let hashedTo = offset;
   const passFrom = offset;
-  const setSeal = db.prepare("UPDATE runs SET meta = json_set(meta, '$.seal', json(?)) WHERE run_id = ?");
+  const setSeal = prepared(db, "UPDATE runs SET meta = json_set(meta, '$.seal', json(?)) WHERE run_id = ?");
   const committedTail = state.tail ?? null;
   let tailToDrop = committedTail;
 
-  const upsertImport = db.prepare(
+  const upsertImport = prepared(
+    db,
     `INSERT INTO imports (file, size, offset, line, head_sha, state) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (file) DO UPDATE SET size = excluded.size, offset = excluded.offset, line = excluded.line,
        head_sha = excluded.head_sha, state = excluded.state`,
   );
-  const dropTail = db.prepare("DELETE FROM findings WHERE file = ? AND line = ? AND code = 'truncated_line'");
+  const dropTail = prepared(
+    db,
+    "DELETE FROM findings WHERE file = ? AND line = ? AND code = 'truncated_line'",
+  );
 
   let pos = start;
   let committedState: string | null = row?.state ?? null;

@@ -6,6 +6,7 @@ import { kindsQuery } from './kinds-index';
 import { eventId, ID_RANGE, idOfSeq, idRange, idsBefore, LAST_HASH_SQL } from './event-ids';
 import { MirrorAppender } from './mirror';
 import { checkAfterEnd } from './terminal';
+import { prepared } from './statements';
 import { canonicalPayload, checkShape } from './prepare';
 import { finishItems, linkChunk, type ChunkItems } from './chunk';
 import { importedFacts, runFacts } from './run-facts';
@@ -249,21 +250,20 @@ export class Ledger implements LedgerReader {
         `run id "${runId}" must be 1-200 letters, digits, '.', '_', ':' or '-'`,
       );
     }
-    const r = this.db
-      .prepare(
-        `INSERT OR IGNORE INTO runs (run_id, source, format, chained, origin, created_at, head_hash, meta)
+    const r = prepared(
+      this.db,
+      `INSERT OR IGNORE INTO runs (run_id, source, format, chained, origin, created_at, head_hash, meta)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        runId,
-        opts.source ?? 'executed',
-        opts.format ?? 'proofloop',
-        opts.chained === false ? 0 : 1,
-        opts.origin ?? null,
-        this.now(),
-        ZERO_HASH,
-        JSON.stringify(opts.meta ?? {}),
-      );
+    ).run(
+      runId,
+      opts.source ?? 'executed',
+      opts.format ?? 'proofloop',
+      opts.chained === false ? 0 : 1,
+      opts.origin ?? null,
+      this.now(),
+      ZERO_HASH,
+      JSON.stringify(opts.meta ?? {}),
+    );
     if (r.changes === 0) throw new ProofloopError('conflict', `run ${runId} already exists`);
   }
 
@@ -632,7 +632,8 @@ export class Ledger implements LedgerReader {
   }
 
   addFindings(runId: string | null, findings: readonly Finding[]): void {
-    const ins = this.db.prepare(
+    const ins = prepared(
+      this.db,
       'INSERT INTO findings (run_id, file, line, seq, code, message, excerpt) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     this.db.transaction(() => {
