@@ -8,18 +8,7 @@
  */
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
-
-/** mulberry32: small, fast, deterministic. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../shared/prng';
 
 const hex = (r: () => number, n: number) => {
   let s = '';
@@ -49,7 +38,7 @@ const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/
 let shared: Record<'prompts' | 'thoughts' | 'texts' | 'outputs', string[]> & { blob: string };
 function pools() {
   if (!shared) {
-    const r = rng(0x5eed);
+    const r = mulberry32(0x5eed);
     shared = {
       prompts: textPool(r, 64, 40, 400),
       thoughts: textPool(r, 64, 200, 1500),
@@ -78,7 +67,7 @@ export interface SessionOptions {
 /** Writes one session file; returns its size and line count. */
 export function writeClaudeSession(file: string, o: SessionOptions): { bytes: number; lines: number } {
   mkdirSync(path.dirname(file), { recursive: true });
-  const r = rng(o.seed ?? 1);
+  const r = mulberry32(o.seed ?? 1);
   const { prompts, thoughts, texts, outputs, blob } = pools();
   const big = (n: number) => blob.repeat(Math.ceil(n / blob.length)).slice(0, n);
   const pick = (xs: string[]) => xs[Math.floor(r() * xs.length)]!;

@@ -94,21 +94,13 @@ const CYCLE = [
 export const kindAt = (seq: number, n: number): string =>
   seq === 1 ? 'run_started' : seq === n ? 'run_completed' : CYCLE[(seq - 2) % CYCLE.length]!;
 
-export function generateFile(file: string, n: number, runId = 'bench-run'): number {
+/** Writes line(1) … line(n), each with its newline, 10,000 at a time; returns the file's size. */
+export function writeLines(file: string, n: number, line: (i: number) => string): number {
   mkdirSync(path.dirname(file), { recursive: true });
   const fd = openSync(file, 'w');
-  let prev = ZERO_HASH;
   let buf: string[] = [];
-  const t0 = Date.parse('2026-01-01T00:00:00.000Z');
-  for (let seq = 1; seq <= n; seq++) {
-    const kind = kindAt(seq, n);
-    const payload = payloadFor(kind, seq);
-    const at = new Date(t0 + seq * 7).toISOString();
-    const digest = fastDigest(seq, runId, kind, 1, at, payload);
-    const hash = link(prev, digest);
-    const e: LedgerEvent = { seq, run_id: runId, kind, v: 1, at, payload, prev, hash };
-    buf.push(toJsonLine(e) + '\n');
-    prev = hash;
+  for (let i = 1; i <= n; i++) {
+    buf.push(line(i) + '\n');
     if (buf.length >= 10_000) {
       writeSync(fd, buf.join(''));
       buf = [];
@@ -117,6 +109,21 @@ export function generateFile(file: string, n: number, runId = 'bench-run'): numb
   if (buf.length) writeSync(fd, buf.join(''));
   closeSync(fd);
   return statSync(file).size;
+}
+
+export function generateFile(file: string, n: number, runId = 'bench-run'): number {
+  let prev = ZERO_HASH;
+  const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+  return writeLines(file, n, (seq) => {
+    const kind = kindAt(seq, n);
+    const payload = payloadFor(kind, seq);
+    const at = new Date(t0 + seq * 7).toISOString();
+    const digest = fastDigest(seq, runId, kind, 1, at, payload);
+    const hash = link(prev, digest);
+    const e: LedgerEvent = { seq, run_id: runId, kind, v: 1, at, payload, prev, hash };
+    prev = hash;
+    return toJsonLine(e);
+  });
 }
 
 async function bareParse(file: string): Promise<number> {

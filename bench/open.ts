@@ -8,11 +8,11 @@
  * Runnable alone: `npx tsx bench/open.ts [events]` after `npm run build` (the CLI runs from dist/).
  * PROOFLOOP_BENCH_CPU_PROF=<dir> runs the CLI under `node --cpu-prof` and summarises the profiles.
  */
-import { closeSync, linkSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { generateFile, kindAt, payloadFor } from './ingest';
+import { generateFile, kindAt, payloadFor, writeLines } from './ingest';
 import { figures, runMeasured, type ChildFigures } from './child';
 import { cliArgs, cliRoot, profileSummary, repoFile } from './cli';
 import { isMain } from './is-main';
@@ -21,22 +21,12 @@ export const GOALS = { of_seed_reader: 2, peak_rss_mb: 300 };
 
 /** Seed 000's own lines: `{seq, run_id, kind, at, payload}` as its ledger.py writes them (no v, prev, hash). */
 export function generateSeed000File(file: string, n: number, runId = 'seed-run'): number {
-  mkdirSync(path.dirname(file), { recursive: true });
-  const fd = openSync(file, 'w');
   const t0 = Date.parse('2026-01-01T00:00:00.000Z');
-  let buf: string[] = [];
-  for (let seq = 1; seq <= n; seq++) {
+  return writeLines(file, n, (seq) => {
     const kind = kindAt(seq, n);
     const at = new Date(t0 + seq * 7).toISOString().replace('Z', '+00:00');
-    buf.push(JSON.stringify({ seq, run_id: runId, kind, at, payload: payloadFor(kind, seq) }) + '\n');
-    if (buf.length >= 10_000) {
-      writeSync(fd, buf.join(''));
-      buf = [];
-    }
-  }
-  if (buf.length) writeSync(fd, buf.join(''));
-  closeSync(fd);
-  return statSync(file).size;
+    return JSON.stringify({ seq, run_id: runId, kind, at, payload: payloadFor(kind, seq) });
+  });
 }
 
 const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);

@@ -3,10 +3,11 @@ import { CURRENT_V, ZERO_HASH, MAX_SEQ, type LedgerEvent, type NewEvent } from '
 import { ProofloopError } from '../../shared/result';
 import { confinedLedgerPath, openDatabase, type Db } from './open';
 import { kindsQuery } from './kinds-index';
-import { eventId, ID_RANGE, idOfSeq, idRange, idsBefore, LAST_HASH_SQL } from './event-ids';
+import { ID_RANGE, idOfSeq, idRange, idsBefore, LAST_HASH_SQL } from './event-ids';
 import { MirrorAppender } from './mirror';
 import { checkAfterEnd } from './terminal';
 import { prepared } from './statements';
+import { RowBatch } from './row-batch';
 import { canonicalPayload, checkShape } from './prepare';
 import { finishItems, linkChunk, type ChunkItems } from './chunk';
 import { importedFacts, runFacts } from './run-facts';
@@ -75,8 +76,6 @@ function parseMeta(text: unknown): Record<string, unknown> {
 
 const hexToBlob = (hex: string): Buffer => Buffer.from(hex, 'hex');
 
-type Statement = ReturnType<Db['prepare']>;
-
 /**
  * Appends of at least this many items are prepared in the append helper's thread while this one
  * inserts (append-helper.ts). Measured against one thread, alternating: 512 items no faster, 1,024
@@ -104,61 +103,6 @@ function stamp(items: readonly NewEvent[], from: number, c: ChunkItems, now: str
 }
 
 const READ_COLUMNS = 'seq, kind, v, at, payload, hash, digest, line, source';
-const ROWS_PER_INSERT = 16;
-const INSERT_COLUMNS = 'id, kind, v, at, payload, hash, digest, line, source';
-const COLUMNS = 9;
-const ROW_MARKS = `(${new Array(COLUMNS).fill('?').join(', ')})`;
-const insertManyCache = new WeakMap<Db, Statement>();
-
-/**
- * Event rows of one run inserted ROWS_PER_INSERT at a time with one multi-row INSERT (measured 1.3x
- * the rows/s of one statement per row), the rest one by one. Same rows, same order, same transaction.
- */
-class RowBatch {
-  private readonly args: unknown[] = [];
-  constructor(
-    private readonly db: Db,
-    private readonly one: Statement,
-    private readonly runNo: number,
-  ) {}
-
-  add(
-    seq: number,
-    kind: string,
-    v: number,
-    at: string,
-    json: string,
-    hash: Uint8Array,
-    digest: Buffer | null = null,
-    line: number | null = null,
-    source: string | null = null,
-  ): void {
-    this.args.push(eventId(this.runNo, seq), kind, v, at, json, hash, digest, line, source);
-    if (this.args.length === ROWS_PER_INSERT * COLUMNS) {
-      this.many().run(this.args);
-      this.args.length = 0;
-    }
-  }
-
-  flush(): void {
-    const a = this.args;
-    for (let i = 0; i < a.length; i += COLUMNS) this.one.run(a.slice(i, i + COLUMNS));
-    a.length = 0;
-  }
-
-  private many(): Statement {
-    let st = insertManyCache.get(this.db);
-    if (!st) {
-      st = this.db.prepare(
-        `INSERT INTO events (${INSERT_COLUMNS}) VALUES ` +
-          new Array(ROWS_PER_INSERT).fill(ROW_MARKS).join(', '),
-      );
-      insertManyCache.set(this.db, st);
-    }
-    return st;
-  }
-}
-
 export interface CreateRunOptions {
   source?: RunSource;
   format?: RunFormat;
@@ -209,7 +153,6 @@ export class Ledger implements LedgerReader {
       ),
       runNo: db.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck(),
       format: db.prepare('SELECT format FROM runs WHERE run_no = ?').pluck(),
-      insert: db.prepare(`INSERT INTO events (${INSERT_COLUMNS}) VALUES ${ROW_MARKS}`),
       updateHead: db.prepare(
         `UPDATE runs SET head_seq = @seq, head_hash = @hash, last_at = @at, event_count = event_count + @n,
            first_at = COALESCE(first_at, @first_at), status = COALESCE(@status, status),
@@ -378,7 +321,7 @@ export class Ledger implements LedgerReader {
     stamp(items, 0, c, this.now());
     const seq = head.head_seq + 1;
     const linked = linkChunk(runId, seq, head.head_hash, c, mirrored);
-    const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
+    const rows = new RowBatch(this.db, head.run_no);
     this.insertChunk(rows, runId, seq, head.head_hash, c, linked.hashes, payloads, out);
     if (mirrored) lines.push(linked.lines);
     rows.flush();
@@ -403,7 +346,7 @@ export class Ledger implements LedgerReader {
     const head = this.lockedHead(runId, token, rights, items);
     const now = this.now();
     const job = helper.begin();
-    const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
+    const rows = new RowBatch(this.db, head.run_no);
     const sent: (ChunkItems | null)[] = [];
     let handled = 0;
     let seq = head.head_seq + 1;
@@ -590,7 +533,7 @@ export class Ledger implements LedgerReader {
     if (events.length === 0) return;
     const head = this.stmts.head.get(runId) as { run_no: number } | undefined;
     if (!head) throw new ProofloopError('not_found', `no run ${runId}`);
-    const rows = new RowBatch(this.db, this.stmts.insert, head.run_no);
+    const rows = new RowBatch(this.db, head.run_no);
     // One hex decode for the whole batch: Buffer.from per event cost ~1.3 µs of the main thread's
     // ~16 µs an imported event (profile of `proofloop open`, 200,000 events).
     const hashes = Buffer.from(events.map((e) => e.hash).join(''), 'hex');
