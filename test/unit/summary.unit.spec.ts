@@ -16,6 +16,17 @@ function jsonlUnder(dir: string): string[] {
     .map((d) => path.join(d.parentPath, d.name));
 }
 
+const stored = (seq: number, kind: string, at: string, payload: Obj): StoredEvent => ({
+  seq,
+  run_id: 'fixture',
+  kind,
+  v: 1,
+  at,
+  payload,
+  prev: '',
+  hash: '',
+});
+
 /** Every event a fixture folder's records map to, with the record it came from. */
 function mapped(dir: string, adapter: FormatAdapter): { ev: StoredEvent; record: Obj }[] {
   const out: { ev: StoredEvent; record: Obj }[] = [];
@@ -29,7 +40,7 @@ function mapped(dir: string, adapter: FormatAdapter): { ev: StoredEvent; record:
       for (const m of events)
         out.push({
           record,
-          ev: { seq: out.length + 1, kind: m.kind, v: 1, at: m.at, payload: m.payload } as StoredEvent,
+          ev: stored(out.length + 1, m.kind, m.at, m.payload as Obj),
         });
     }
   return out;
@@ -65,7 +76,7 @@ describe('the timeline summary of a record kept as written', () => {
   });
 
   it('falls back to the JSON of a payload with nothing but shared fields', () => {
-    const ev = { seq: 1, kind: 'cc_record', v: 1, at: '', payload: { uuid: 'u-1' } } as StoredEvent;
+    const ev = stored(1, 'cc_record', '', { uuid: 'u-1' });
     expect(summarize(ev)).toBe('{"uuid":"u-1"}');
   });
 });
