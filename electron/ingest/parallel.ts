@@ -13,7 +13,7 @@ import { unpackResults, type PackedBlock } from './transfer';
  * a worker (e.g. a bundle without the worker file) falls back to parsing in this thread. Results
  * come back packed (transfer.ts): cloning result objects cost ~1.2 µs per event on each side.
  */
-const PARALLEL_MIN = 8 << 20;
+export const PARALLEL_MIN = 8 << 20;
 /**
  * Blocks handed to the workers ahead of the one the main thread is on. While the main thread
  * commits a chunk (10,000 rows, tens of ms) it posts nothing, so the workers need more than a chunk
@@ -36,16 +36,16 @@ const PARALLEL_BLOCK = 256 << 10;
  */
 const WORKER_HEAP = { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 48 };
 /** Blocks larger than this (a line of MiBs) are parsed in the main thread, not in a bounded worker. */
-const WORKER_MAX_BLOCK = 2 << 20;
+export const WORKER_MAX_BLOCK = 2 << 20;
 
-interface Pool {
+export interface Pool {
   /** Whether a worker has started (loading the worker bundle takes ~0.1–1 s on a busy machine). */
   online(): boolean;
   parse(buf: Buffer, fmt: string | null): Promise<LineResult[]>;
   close(): Promise<void>;
 }
 
-function startPool(): Pool | null {
+export function startPool(): Pool | null {
   const n = Math.min(2, Math.max(0, availableParallelism()));
   if (n < 2 || process.env.PROOFLOOP_INGEST_WORKERS === '0') return null;
   const workers: Worker[] = [];
