@@ -1,10 +1,11 @@
-import { appendFileSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, writeFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../../electron/ledger';
 import { ingestFolder } from '../../electron/ingest';
-import { Prefetch, type FolderFile } from '../../electron/ingest/prefetch';
+import { Prefetch, smallFileBlocks, type FolderFile } from '../../electron/ingest/prefetch';
+import { readBlocks, type Block } from '../../electron/ingest/lines';
 import { parsedBlocks, type ParsedBlock } from '../../electron/ingest/source';
 import type { LineResult } from '../../electron/ingest/block';
 import { detectText } from '../../electron/ingest/parse';
@@ -136,5 +137,43 @@ describe('reading a folder of many new sessions ahead', () => {
     } finally {
       await p!.close();
     }
+  });
+
+  it('reads a small file at once into the lines and tail the streaming reader gives', async () => {
+    const line = (n: number, i: number) => `{"seq":${i},"pad":"${'x'.repeat(n)}"}\n`;
+    const cases: Record<string, string> = {
+      empty_tail: '{"seq":1}',
+      one: line(10, 1),
+      tail: line(10, 1) + line(20, 2) + '{"seq":3,"cut',
+      // Lines on both sides of the 1 MiB block boundary, one longer than a block.
+      long: [line(700_000, 1), line(700_000, 2), line(1_500_000, 3), line(5, 4), line(900_000, 5)].join(''),
+    };
+    for (const [name, text] of Object.entries(cases)) {
+      const file = path.join(tmp, `${name}.jsonl`);
+      writeFileSync(file, text);
+      const size = statSync(file).size;
+      const streamed: Block[] = [];
+      for await (const b of readBlocks(file, 0, { until: size })) streamed.push(b);
+      const atOnce = smallFileBlocks(file, size)!;
+      expect(atOnce, name).not.toBeNull();
+      const lines = (bs: Block[]) => bs.filter((b) => b.t === 'lines');
+      const joined = (bs: Block[]) => Buffer.concat(lines(bs).map((b) => b.buf)).toString();
+      expect(joined(atOnce), name).toBe(joined(streamed));
+      expect(
+        lines(atOnce).reduce((n, b) => n + b.lines, 0),
+        name,
+      ).toBe(text.split('\n').length - 1);
+      // Each block starts where the one before ended, and ends after a newline.
+      let at = 0;
+      for (const b of lines(atOnce)) {
+        expect([b.start, b.buf[b.buf.length - 1]], name).toEqual([at, 10]);
+        expect(b.buf.length, name).toBeLessThanOrEqual(Math.max(1 << 20, 1_500_100));
+        at = b.end;
+      }
+      const tail = (bs: Block[]) =>
+        bs.filter((b) => b.t === 'tail').map((b) => ({ ...b, buf: b.buf?.toString() }));
+      expect(tail(atOnce), name).toEqual(tail(streamed));
+    }
+    expect(smallFileBlocks(path.join(tmp, 'gone.jsonl'), 10)).toBeNull();
   });
 });
