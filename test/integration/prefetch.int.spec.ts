@@ -1,7 +1,7 @@
-import { appendFileSync, cpSync, mkdtempSync, writeFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, cpSync, writeFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { homeForFile } from './helpers/tmp';
 import { Ledger } from '../../electron/ledger';
 import { ingestFolder } from '../../electron/ingest';
 import { Prefetch, smallFileBlocks, type FolderFile } from '../../electron/ingest/prefetch';
@@ -17,17 +17,7 @@ import { firstLine } from '../../electron/ingest/read-at';
  * each file in the main thread imports, and a file that changed after it was read ahead is read again.
  */
 const FIX = path.join(__dirname, '../fixtures');
-let tmp: string;
-const prevHome = process.env.PROOFLOOP_HOME;
-beforeAll(() => {
-  tmp = mkdtempSync(path.join(tmpdir(), 'pl-prefetch-'));
-  process.env.PROOFLOOP_HOME = path.join(tmp, 'home');
-});
-afterAll(() => {
-  if (prevHome === undefined) delete process.env.PROOFLOOP_HOME;
-  else process.env.PROOFLOOP_HOME = prevHome;
-  rmSync(tmp, { recursive: true, force: true });
-});
+const tmpOf = homeForFile('pl-prefetch-');
 
 const jsonl = (dir: string): string[] =>
   readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -37,7 +27,7 @@ const jsonl = (dir: string): string[] =>
 
 /** Every real session fixture, twice (as two machines' folders), so the folder has more than 16. */
 function sessionsFolder(name: string): string {
-  const folder = path.join(tmp, name);
+  const folder = path.join(tmpOf(), name);
   for (const copy of ['a', 'b']) {
     cpSync(path.join(FIX, 'claude-code', 'projects'), path.join(folder, copy, 'projects'), {
       recursive: true,
@@ -149,7 +139,7 @@ describe('reading a folder of many new sessions ahead', () => {
       long: [line(700_000, 1), line(700_000, 2), line(1_500_000, 3), line(5, 4), line(900_000, 5)].join(''),
     };
     for (const [name, text] of Object.entries(cases)) {
-      const file = path.join(tmp, `${name}.jsonl`);
+      const file = path.join(tmpOf(), `${name}.jsonl`);
       writeFileSync(file, text);
       const size = statSync(file).size;
       const streamed: Block[] = [];
@@ -174,6 +164,6 @@ describe('reading a folder of many new sessions ahead', () => {
         bs.filter((b) => b.t === 'tail').map((b) => ({ ...b, buf: b.buf?.toString() }));
       expect(tail(atOnce), name).toEqual(tail(streamed));
     }
-    expect(smallFileBlocks(path.join(tmp, 'gone.jsonl'), 10)).toBeNull();
+    expect(smallFileBlocks(path.join(tmpOf(), 'gone.jsonl'), 10)).toBeNull();
   });
 });
