@@ -8,7 +8,7 @@ import { MirrorAppender } from './mirror';
 import { checkAfterEnd } from './terminal';
 import { prepared } from './statements';
 import { RowBatch } from './row-batch';
-import { canonicalPayload, checkShape } from './prepare';
+import { canonicalPayload, checkKind, checkShape } from './prepare';
 import { finishItems, linkChunk, type ChunkItems } from './chunk';
 import { importedFacts, runFacts } from './run-facts';
 import { AppendHelper, HelperFailed, type ChunkDone } from './append-helper';
@@ -85,21 +85,78 @@ const HELPER_MIN = 2048;
 /** Items a chunk sent to the helper: answers come back while later chunks are still being sent. */
 const HELPER_CHUNK = 256;
 
-/** Items [from, to) as columns, their payloads as canonical JSON (`ats` is stamped in the commit). */
-function columns(items: readonly NewEvent[], from: number, to: number): ChunkItems {
-  const c: ChunkItems = { kinds: [], vs: [], ats: [], jsons: [] };
-  for (let i = from; i < to; i++) {
-    const it = items[i]!;
-    c.kinds.push(it.kind);
-    c.vs.push(it.v ?? CURRENT_V);
-    c.jsons.push(canonicalPayload(it));
-  }
-  return c;
+/**
+ * What one append brings, whoever serialised it: the caller's items (serialised here), or items a
+ * producer serialised already (RunWriter.appendSerialized: the OTLP receiver's decode thread).
+ */
+interface AppendSource {
+  readonly n: number;
+  /** Each item's kind, in order (the checks under the write lock read nothing else). */
+  readonly heads: readonly { kind: string }[];
+  /** Items [from, to) as columns, payloads as canonical JSON; `ats` is stamped in the commit. */
+  columns(from: number, to: number): ChunkItems;
+  /** The item's own time, else undefined (the commit's clock reading). */
+  at(i: number): string | undefined;
+}
+
+function itemsSource(items: readonly NewEvent[]): AppendSource {
+  return {
+    n: items.length,
+    heads: items,
+    columns(from, to) {
+      const c: ChunkItems = { kinds: [], vs: [], ats: [], jsons: [] };
+      for (let i = from; i < to; i++) {
+        const it = items[i]!;
+        c.kinds.push(it.kind);
+        c.vs.push(it.v ?? CURRENT_V);
+        c.jsons.push(canonicalPayload(it));
+      }
+      return c;
+    },
+    at: (i) => items[i]!.at,
+  };
+}
+
+/**
+ * Items serialised by their producer: each payload's canonical JSON as canonicalPayload (prepare.ts)
+ * writes it, `at` null for the commit's clock. Redaction and the schema check are still done here,
+ * on that text, as for every append.
+ */
+export interface SerializedItems {
+  kinds: string[];
+  vs: number[];
+  ats: (string | null)[];
+  jsons: string[];
+}
+
+function serializedSource(s: SerializedItems): AppendSource {
+  const n = s.kinds.length;
+  if (s.vs.length !== n || s.ats.length !== n || s.jsons.length !== n)
+    throw new ProofloopError('bad_args', 'serialized items: kinds, vs, ats and jsons differ in length');
+  const heads = s.kinds.map((kind, i) => {
+    checkKind(kind);
+    // Canonical JSON of an object starts with its brace; anything else is not an object payload.
+    if (s.jsons[i]!.charCodeAt(0) !== 123)
+      throw new ProofloopError('bad_args', `payload of ${kind} must be a JSON object`);
+    return { kind };
+  });
+  return {
+    n,
+    heads,
+    // finishItems replaces redacted texts in place: the caller's arrays stay as they were.
+    columns: (from, to) => ({
+      kinds: s.kinds.slice(from, to),
+      vs: s.vs.slice(from, to),
+      ats: [],
+      jsons: s.jsons.slice(from, to),
+    }),
+    at: (i) => s.ats[i] ?? undefined,
+  };
 }
 
 /** Each item's own `at`, else the commit's one clock reading (toISOString measured ~1 µs an event). */
-function stamp(items: readonly NewEvent[], from: number, c: ChunkItems, now: string): void {
-  for (let i = 0; i < c.kinds.length; i++) c.ats.push(items[from + i]!.at ?? now);
+function stamp(src: AppendSource, from: number, c: ChunkItems, now: string): void {
+  for (let i = 0; i < c.kinds.length; i++) c.ats.push(src.at(from + i) ?? now);
 }
 
 const READ_COLUMNS = 'seq, kind, v, at, payload, hash, digest, line, source';
@@ -249,18 +306,17 @@ export class Ledger implements LedgerReader {
   appendLocked(
     runId: string,
     token: string,
-    items: readonly NewEvent[],
+    src: AppendSource,
     mirror: MirrorAppender,
     rights: WriterRights = { resume: false, annotateOnly: false },
   ): StoredEvent[] {
-    for (const item of items) checkShape(item);
     const out: StoredEvent[] = [];
     const lines: string[] = [];
-    const helper = items.length >= HELPER_MIN ? this.appendHelper() : null;
+    const helper = src.n >= HELPER_MIN ? this.appendHelper() : null;
     let done = false;
     if (helper) {
       try {
-        this.helperTx.immediate(runId, token, rights, items, helper, out, lines, mirror.mirrored);
+        this.helperTx.immediate(runId, token, rights, src, helper, out, lines, mirror.mirrored);
         done = true;
       } catch (e) {
         if (!(e instanceof HelperFailed)) throw e;
@@ -273,10 +329,10 @@ export class Ledger implements LedgerReader {
     }
     if (!done) {
       // Serialised, redacted and checked before the write lock is taken.
-      const c = columns(items, 0, items.length);
+      const c = src.columns(0, src.n);
       const payloads: Record<string, unknown>[] = [];
       finishItems(c, payloads);
-      this.appendTx.immediate(runId, token, rights, items, c, payloads, out, lines, mirror.mirrored);
+      this.appendTx.immediate(runId, token, rights, src, c, payloads, out, lines, mirror.mirrored);
     }
     // The JSONL mirror is a convenience copy, written after the commit; repairMirrors rebuilds it.
     mirror.append(lines);
@@ -290,7 +346,7 @@ export class Ledger implements LedgerReader {
   }
 
   /** The run's head, under the write lock, once this writer is known to still hold the run. */
-  private lockedHead(runId: string, token: string, rights: WriterRights, items: readonly NewEvent[]) {
+  private lockedHead(runId: string, token: string, rights: WriterRights, items: readonly { kind: string }[]) {
     const n = items.length;
     const head = this.stmts.headAndWriter.get(runId) as
       | { run_no: number; head_seq: number; head_hash: string; status: string; token: string | null }
@@ -310,15 +366,15 @@ export class Ledger implements LedgerReader {
     runId: string,
     token: string,
     rights: WriterRights,
-    items: readonly NewEvent[],
+    src: AppendSource,
     c: ChunkItems,
     payloads: Record<string, unknown>[],
     out: StoredEvent[],
     lines: string[],
     mirrored: boolean,
   ): void {
-    const head = this.lockedHead(runId, token, rights, items);
-    stamp(items, 0, c, this.now());
+    const head = this.lockedHead(runId, token, rights, src.heads);
+    stamp(src, 0, c, this.now());
     const seq = head.head_seq + 1;
     const linked = linkChunk(runId, seq, head.head_hash, c, mirrored);
     const rows = new RowBatch(this.db, head.run_no);
@@ -337,13 +393,13 @@ export class Ledger implements LedgerReader {
     runId: string,
     token: string,
     rights: WriterRights,
-    items: readonly NewEvent[],
+    src: AppendSource,
     helper: AppendHelper,
     out: StoredEvent[],
     lines: string[],
     mirrored: boolean,
   ): void {
-    const head = this.lockedHead(runId, token, rights, items);
+    const head = this.lockedHead(runId, token, rights, src.heads);
     const now = this.now();
     const job = helper.begin();
     const rows = new RowBatch(this.db, head.run_no);
@@ -363,9 +419,9 @@ export class Ledger implements LedgerReader {
       seq += c.jsons.length;
       if (mirrored) lines.push(done.lines);
     };
-    for (let from = 0; from < items.length; from += HELPER_CHUNK) {
-      const c = columns(items, from, Math.min(items.length, from + HELPER_CHUNK));
-      stamp(items, from, c, now);
+    for (let from = 0; from < src.n; from += HELPER_CHUNK) {
+      const c = src.columns(from, Math.min(src.n, from + HELPER_CHUNK));
+      stamp(src, from, c, now);
       helper.send({
         job,
         runId,
@@ -607,7 +663,25 @@ export class RunWriter {
   appendBatch(items: readonly NewEvent[]): StoredEvent[] {
     if (this.closed) throw new ProofloopError('conflict', `the writer of run ${this.runId} is closed`);
     if (items.length === 0) return [];
-    return this.ledger.appendLocked(this.runId, this.token, items, this.mirror, this.rights);
+    for (const item of items) checkShape(item);
+    return this.ledger.appendLocked(this.runId, this.token, itemsSource(items), this.mirror, this.rights);
+  }
+
+  /**
+   * appendBatch of items whose payloads are serialised already (SerializedItems): the same rows,
+   * chain and checks as appendBatch of the payloads they were serialised from, without serialising
+   * them again in this thread.
+   */
+  appendSerialized(items: SerializedItems): StoredEvent[] {
+    if (this.closed) throw new ProofloopError('conflict', `the writer of run ${this.runId} is closed`);
+    if (items.kinds.length === 0) return [];
+    return this.ledger.appendLocked(
+      this.runId,
+      this.token,
+      serializedSource(items),
+      this.mirror,
+      this.rights,
+    );
   }
 
   close(): void {

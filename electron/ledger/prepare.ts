@@ -20,10 +20,14 @@ import { ProofloopError } from '../../shared/result';
  * members, no key order of the caller's (credential placeholders are numbered in key order).
  */
 
+export function checkKind(kind: string): void {
+  if (typeof kind !== 'string' || !KIND_RE.test(kind))
+    throw new ProofloopError('bad_args', `kind "${kind}" must be a snake_case name`);
+}
+
 /** The checks that need nothing but the item: a snake_case kind and an object payload. */
 export function checkShape(item: NewEvent): void {
-  if (!KIND_RE.test(item.kind))
-    throw new ProofloopError('bad_args', `kind "${item.kind}" must be a snake_case name`);
+  checkKind(item.kind);
   const p = item.payload as unknown;
   if (p === null || typeof p !== 'object' || Array.isArray(p)) {
     throw new ProofloopError('bad_args', `payload of ${item.kind} must be a JSON object`);
