@@ -1,4 +1,5 @@
-import type { IngestResult, LiveRuns, RecordOf } from './runs';
+import type { IngestResult, LiveRuns } from './runs';
+import type { PreparedPart } from './run-keys';
 
 /**
  * Group commit for the receiver: requests decoded while the event loop was busy (with a commit, most
@@ -14,7 +15,11 @@ import type { IngestResult, LiveRuns, RecordOf } from './runs';
  * answer, while the other one is being appended); with 8 in flight, 2.6-3.4 requests a commit.
  */
 export class GroupCommit {
-  private pending: { records: readonly RecordOf[]; done: (r: IngestResult | Error) => void }[] = [];
+  private pending: {
+    parts: readonly PreparedPart[];
+    records: number;
+    done: (r: IngestResult | Error) => void;
+  }[] = [];
   private closed = false;
   private scheduled = false;
   /** Requests and commits (groups) so far: the bench reports requests per commit. */
@@ -27,10 +32,12 @@ export class GroupCommit {
   ) {}
 
   /** Resolves once the request's events are committed (or refused). */
-  submit(records: readonly RecordOf[]): Promise<IngestResult> {
+  submit(parts: readonly PreparedPart[]): Promise<IngestResult> {
     return new Promise((resolve, reject) => {
       if (this.closed) return reject(new Error('the receiver is closing'));
-      this.pending.push({ records, done: (r) => (r instanceof Error ? reject(r) : resolve(r)) });
+      let records = 0;
+      for (const p of parts) records += p.records;
+      this.pending.push({ parts, records, done: (r) => (r instanceof Error ? reject(r) : resolve(r)) });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -49,11 +56,8 @@ export class GroupCommit {
     if (this.pending.length === 0) return;
     let n = 0;
     let records = 0;
-    while (
-      n < this.pending.length &&
-      (n === 0 || records + this.pending[n]!.records.length <= this.maxRecords)
-    ) {
-      records += this.pending[n]!.records.length;
+    while (n < this.pending.length && (n === 0 || records + this.pending[n]!.records <= this.maxRecords)) {
+      records += this.pending[n]!.records;
       n++;
     }
     const group = this.pending.splice(0, n);
@@ -63,7 +67,7 @@ export class GroupCommit {
     this.stats.groups++;
     let results: IngestResult[];
     try {
-      results = this.runs.ingestMany(group.map((g) => g.records));
+      results = this.runs.ingestMany(group.map((g) => g.parts));
     } catch (e) {
       for (const g of group) g.done(e instanceof Error ? e : new Error(String(e)));
       return;

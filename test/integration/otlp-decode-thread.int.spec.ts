@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeRequest, requestTypes } from '../../electron/otlp/decode';
 import { DecodeThread } from '../../electron/otlp/decode-thread';
+import { prepareRequest } from '../../electron/otlp/prepared';
+import { RunKeys } from '../../electron/otlp/run-keys';
 import { DecodeError } from '../../electron/otlp/types';
 
 const kv = (key: string, v: string) => ({ key, value: { stringValue: v } });
@@ -39,10 +41,13 @@ describe('the receiver decode thread', () => {
   const thread = DecodeThread.start();
   afterAll(() => thread.close());
 
-  it('gives the records decodeRequest gives in this thread, and the same refusals', async () => {
-    expect(await thread.decode('traces', body, 'protobuf')).toEqual(
-      decodeRequest('traces', body, 'protobuf'),
-    );
+  it('gives the parts prepareRequest gives in this thread, and the same refusals', async () => {
+    const prepared = await thread.prepare('traces', body, 'protobuf');
+    expect(prepared).toEqual(prepareRequest(new RunKeys(), 'traces', body, 'protobuf'));
+    // One run (one trace), three tool spans of two events each, serialised with their raw records.
+    expect(
+      prepared.signal === 'traces' && prepared.parts.map((p) => [p.key, p.records, p.kinds.length]),
+    ).toEqual([[`t:${'07'.repeat(16)}`, 3, 6]]);
     const json = Buffer.from(
       JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'abc' }] }] }] }),
     );
@@ -54,11 +59,11 @@ describe('the receiver decode thread', () => {
       }
     })();
     expect(inline).toBeInstanceOf(DecodeError);
-    const there = await thread.decode('traces', json, 'json').catch((e: Error) => e);
+    const there = await thread.prepare('traces', json, 'json').catch((e: Error) => e);
     expect(there).toBeInstanceOf(DecodeError);
     expect((there as Error).message).toBe(inline!.message);
     const garbage = await thread
-      .decode('traces', Buffer.from([0xff, 0xff, 0xff]), 'protobuf')
+      .prepare('traces', Buffer.from([0xff, 0xff, 0xff]), 'protobuf')
       .catch((e: Error) => e);
     expect(garbage).toBeInstanceOf(DecodeError);
     expect((garbage as Error).message).toMatch(/not an OTLP ExportTraceServiceRequest in protobuf/);
@@ -86,13 +91,20 @@ describe('the receiver decode thread', () => {
         }),
       ),
     );
-    const names = (await Promise.all(bodies.map((b) => thread.decode('traces', b, 'json')))).map((d) =>
-      d.signal === 'traces' ? d.records[0]!.name : '',
+    // Bodies keyed and mapped in the order sent: as one RunKeys in this thread gives them in order.
+    const here = new RunKeys();
+    const inOrder = bodies.map((b) => prepareRequest(here, 'traces', b, 'json'));
+    const there = await Promise.all(bodies.map((b) => thread.prepare('traces', b, 'json')));
+    expect(there).toEqual(inOrder);
+    const names = there.map((d) =>
+      d.signal === 'traces'
+        ? (JSON.parse(d.parts[0]!.jsons[0]!) as { otel: { name: string } }).otel.name
+        : '',
     );
     expect(names).toEqual(bodies.map((_, i) => `s${i}`));
     thread.close();
-    expect(await thread.decode('traces', body, 'protobuf')).toEqual(
-      decodeRequest('traces', body, 'protobuf'),
+    expect(await thread.prepare('traces', body, 'protobuf')).toEqual(
+      prepareRequest(new RunKeys(), 'traces', body, 'protobuf'),
     );
   });
 });
