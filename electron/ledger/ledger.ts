@@ -75,6 +75,7 @@ function parseMeta(text: unknown): Record<string, unknown> {
 }
 
 const hexToBlob = (hex: string): Buffer => Buffer.from(hex, 'hex');
+const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /**
  * Appends of at least this many items are prepared in the append helper's thread while this one
@@ -97,6 +98,10 @@ interface AppendSource {
   columns(from: number, to: number): ChunkItems;
   /** The item's own time, else undefined (the commit's clock reading). */
   at(i: number): string | undefined;
+  /** The payloads' texts are their stored forms already (prepareItem): redacted and checked. */
+  readonly finished: boolean;
+  /** Nobody reads the events returned: they are not parsed back unless a listener wants them. */
+  readonly unread: boolean;
 }
 
 function itemsSource(items: readonly NewEvent[]): AppendSource {
@@ -114,6 +119,8 @@ function itemsSource(items: readonly NewEvent[]): AppendSource {
       return c;
     },
     at: (i) => items[i]!.at,
+    finished: false,
+    unread: false,
   };
 }
 
@@ -127,9 +134,14 @@ export interface SerializedItems {
   vs: number[];
   ats: (string | null)[];
   jsons: string[];
+  /**
+   * The texts are what prepareItem (prepare.ts) gave: stored forms, redacted and checked already
+   * where they were prepared, so they are not parsed, redacted and checked again here.
+   */
+  finished?: boolean;
 }
 
-function serializedSource(s: SerializedItems): AppendSource {
+function serializedSource(s: SerializedItems, unread: boolean): AppendSource {
   const n = s.kinds.length;
   if (s.vs.length !== n || s.ats.length !== n || s.jsons.length !== n)
     throw new ProofloopError('bad_args', 'serialized items: kinds, vs, ats and jsons differ in length');
@@ -151,6 +163,8 @@ function serializedSource(s: SerializedItems): AppendSource {
       jsons: s.jsons.slice(from, to),
     }),
     at: (i) => s.ats[i] ?? undefined,
+    finished: s.finished === true,
+    unread,
   };
 }
 
@@ -330,9 +344,11 @@ export class Ledger implements LedgerReader {
     if (!done) {
       // Serialised, redacted and checked before the write lock is taken.
       const c = src.columns(0, src.n);
-      const payloads: Record<string, unknown>[] = [];
-      finishItems(c, payloads);
-      this.appendTx.immediate(runId, token, rights, src, c, payloads, out, lines, mirror.mirrored);
+      let payloads: Record<string, unknown>[] | null = null;
+      if (!src.finished) finishItems(c, (payloads = []));
+      const light = src.unread && this.listeners.size === 0;
+      this.appendTx.immediate(runId, token, rights, src, c, payloads, out, lines, mirror.mirrored, light);
+      if (light) out.length = 0;
     }
     // The JSONL mirror is a convenience copy, written after the commit; repairMirrors rebuilds it.
     mirror.append(lines);
@@ -368,17 +384,18 @@ export class Ledger implements LedgerReader {
     rights: WriterRights,
     src: AppendSource,
     c: ChunkItems,
-    payloads: Record<string, unknown>[],
+    payloads: Record<string, unknown>[] | null,
     out: StoredEvent[],
     lines: string[],
     mirrored: boolean,
+    light: boolean,
   ): void {
     const head = this.lockedHead(runId, token, rights, src.heads);
     stamp(src, 0, c, this.now());
     const seq = head.head_seq + 1;
     const linked = linkChunk(runId, seq, head.head_hash, c, mirrored);
     const rows = new RowBatch(this.db, head.run_no);
-    this.insertChunk(rows, runId, seq, head.head_hash, c, linked.hashes, payloads, out);
+    this.insertChunk(rows, runId, seq, head.head_hash, c, linked.hashes, payloads, out, light);
     if (mirrored) lines.push(linked.lines);
     rows.flush();
     this.moveHead(head.run_no, out);
@@ -419,6 +436,8 @@ export class Ledger implements LedgerReader {
       seq += c.jsons.length;
       if (mirrored) lines.push(done.lines);
     };
+    // Finished texts are redacted and checked again there: idempotent (placeholders are never
+    // matched again), and an append this large is rare for a producer that finishes its own.
     for (let from = 0; from < src.n; from += HELPER_CHUNK) {
       const c = src.columns(from, Math.min(src.n, from + HELPER_CHUNK));
       stamp(src, from, c, now);
@@ -448,14 +467,20 @@ export class Ledger implements LedgerReader {
     hashes: string,
     payloads: Record<string, unknown>[] | null,
     out: StoredEvent[],
+    light = false,
   ): string {
     const bytes = Buffer.from(hashes, 'hex');
     for (let i = 0; i < c.jsons.length; i++) {
       const json = c.jsons[i]!;
       const hash = hashes.slice(i * 64, i * 64 + 64);
       rows.add(seq + i, c.kinds[i]!, c.vs[i]!, c.ats[i]!, json, bytes.subarray(i * 32, i * 32 + 32));
-      // What listeners get is exactly what a reader will parse.
-      const payload = payloads ? payloads[i]! : (JSON.parse(json) as Record<string, unknown>);
+      // What listeners get is exactly what a reader will parse. Light: events only moveHead reads
+      // (its run facts parse run_started's payload alone).
+      const payload = payloads
+        ? payloads[i]!
+        : light && c.kinds[i] !== 'run_started'
+          ? EMPTY
+          : (JSON.parse(json) as Record<string, unknown>);
       out.push({
         seq: seq + i,
         run_id: runId,
@@ -670,15 +695,16 @@ export class RunWriter {
   /**
    * appendBatch of items whose payloads are serialised already (SerializedItems): the same rows,
    * chain and checks as appendBatch of the payloads they were serialised from, without serialising
-   * them again in this thread.
+   * them again in this thread. `unread`: the caller ignores what is returned, so the events are not
+   * parsed back from their texts unless a listener wants them (it gets [] then).
    */
-  appendSerialized(items: SerializedItems): StoredEvent[] {
+  appendSerialized(items: SerializedItems, opts: { unread?: boolean } = {}): StoredEvent[] {
     if (this.closed) throw new ProofloopError('conflict', `the writer of run ${this.runId} is closed`);
     if (items.kinds.length === 0) return [];
     return this.ledger.appendLocked(
       this.runId,
       this.token,
-      serializedSource(items),
+      serializedSource(items, opts.unread === true),
       this.mirror,
       this.rights,
     );

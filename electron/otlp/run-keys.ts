@@ -1,4 +1,4 @@
-import { canonicalPayload, checkShape } from '../ledger/prepare';
+import { prepareItem } from '../ledger/prepare';
 import { CURRENT_V } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import type { Attrs, OtlpLog, OtlpSpan } from './types';
@@ -6,10 +6,10 @@ import { RunMapState } from './map-util';
 import { mapLog, mapSpan } from './mapping';
 
 /**
- * Which run each record joins, as a key, and its events mapped and serialised: everything the
- * receiver does to a request that needs no ledger. It runs in the decode thread (decode-worker.ts),
- * in the order bodies arrive, so that the receiver's thread (runs.ts) only opens runs, redacts,
- * chains and commits.
+ * Which run each record joins, as a key, and its events mapped, serialised, redacted and checked:
+ * everything the receiver does to a request that needs no ledger. It runs in the decode thread
+ * (decode-worker.ts), in the order bodies arrive, so that the receiver's thread (runs.ts) only
+ * opens runs, chains and commits.
  *
  * A run per conversation (`gen_ai.conversation.id`, `session.id` — Claude Code's —,
  * `conversation.id` — Codex's —, on the record or its resource), else per trace. A trace that named
@@ -28,8 +28,9 @@ export interface RunSeed {
 }
 
 /**
- * One request's records of one run key, in arrival order: their events serialised as the ledger
- * takes them (RunWriter.appendSerialized), or why they could not be mapped (they are refused, alone).
+ * One request's records of one run key, in arrival order: their events as the ledger stores them
+ * (prepareItem: canonical JSON, redacted, checked; RunWriter.appendSerialized takes them as they
+ * are), or why they could not be mapped or prepared (they are refused, alone).
  */
 export interface PreparedPart {
   key: string;
@@ -39,6 +40,7 @@ export interface PreparedPart {
   vs: number[];
   ats: (string | null)[];
   jsons: string[];
+  finished: true;
   error?: { code: string | null; message: string };
 }
 
@@ -124,6 +126,7 @@ export class RunKeys {
       vs: [],
       ats: [],
       jsons: [],
+      finished: true,
     };
     let state = this.states.get(key);
     if (!state) {
@@ -139,11 +142,10 @@ export class RunKeys {
             ? mapSpan(rec.r, state.map, withResource)
             : mapLog(rec.r, state.map, withResource);
         for (const it of mapped) {
-          checkShape(it);
+          part.jsons.push(prepareItem(it));
           part.kinds.push(it.kind);
           part.vs.push(it.v ?? CURRENT_V);
           part.ats.push(it.at ?? null);
-          part.jsons.push(canonicalPayload(it));
         }
       }
     } catch (e) {

@@ -133,7 +133,9 @@ export class LiveRuns {
       }
       if (ok.length > 0) {
         try {
-          run.writer.appendSerialized(ok.length === 1 ? ok[0]!.part : joined(ok.map((p) => p.part)));
+          run.writer.appendSerialized(ok.length === 1 ? ok[0]!.part : joined(ok.map((p) => p.part)), {
+            unread: true,
+          });
           for (const part of ok) accept(part, run);
         } catch (e) {
           if (ok.length === 1) {
@@ -143,7 +145,7 @@ export class LiveRuns {
             // Rolled back whole: each request's share again, alone, as without grouping.
             for (const part of ok) {
               try {
-                run.writer.appendSerialized(part.part);
+                run.writer.appendSerialized(part.part, { unread: true });
                 accept(part, run);
               } catch (e2) {
                 refuse(part, e2);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NewEvent } from '../../shared/protocol';
 import { Ledger, verifyEvents, type SerializedItems } from '../../electron/ledger';
-import { canonicalPayload } from '../../electron/ledger/prepare';
+import { canonicalPayload, prepareItem } from '../../electron/ledger/prepare';
 import { perTest } from './helpers/tmp';
 
 // RunWriter.appendSerialized takes payloads serialised by their producer (the OTLP receiver's
@@ -72,6 +72,30 @@ describe('appendSerialized', () => {
       );
     });
   }
+
+  it('takes finished texts (prepareItem) as they are, and returns nothing unread unless a listener reads it', () => {
+    const a = open();
+    const b = open();
+    const all = items(40);
+    const wa = a.ledger.writer('r');
+    wa.appendBatch(all);
+    wa.close();
+    const wb = b.ledger.writer('r');
+    const finished = { ...serialized(all), jsons: all.map((e) => prepareItem(e)), finished: true };
+    expect(finished.jsons[7]).toMatch(/REDACTED/);
+    expect(wb.appendSerialized(finished, { unread: true })).toEqual([]);
+    const heard: number[] = [];
+    b.ledger.onAppend((_run, events) => heard.push(...events.map((e) => e.seq)));
+    const more = wb.appendSerialized(finished, { unread: true });
+    wb.close();
+    expect(more.map((e) => e.seq)).toEqual(heard);
+    expect(heard).toEqual(all.map((_, i) => 41 + i));
+    expect(more[0]!.payload).toEqual(b.ledger.event('r', 41)!.payload);
+    expect(b.ledger.read('r', { limit: 40 })).toEqual(a.ledger.read('r'));
+    const run = b.ledger.run('r')!;
+    expect(run.task_id).toBe('t');
+    expect(run.event_count).toBe(80);
+  });
 
   it('refuses what appendBatch refuses, and appends nothing', () => {
     const { ledger } = open();

@@ -1,4 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../../electron/ledger';
+import { startOtlpReceiver } from '../../electron/otlp';
+import { freshFolder } from './helpers/tmp';
 import { decodeRequest, requestTypes } from '../../electron/otlp/decode';
 import { DecodeThread } from '../../electron/otlp/decode-thread';
 import { prepareRequest } from '../../electron/otlp/prepared';
@@ -106,5 +109,67 @@ describe('the receiver decode thread', () => {
     expect(await thread.prepare('traces', body, 'protobuf')).toEqual(
       prepareRequest(new RunKeys(), 'traces', body, 'protobuf'),
     );
+  });
+});
+
+describe('the receiver with and without its decode thread', () => {
+  it('stores the same events, hashes and redactions', async () => {
+    const conv = (i: number) => kv('gen_ai.conversation.id', `c${i % 2}`);
+    const requests = Array.from({ length: 6 }, (_, r) =>
+      JSON.stringify({
+        resourceSpans: [
+          {
+            resource: { attributes: [kv('service.name', `svc${r >> 1}`)] },
+            scopeSpans: [
+              {
+                spans: Array.from({ length: 5 }, (_, i) => ({
+                  traceId: (r + 1).toString(16).padStart(32, '0'),
+                  spanId: (r * 10 + i + 1).toString(16).padStart(16, '0'),
+                  name: i % 2 ? 'chat m' : 'execute_tool t',
+                  startTimeUnixNano: String(1_700_000_000_000_000_000n + BigInt(r * 10 + i) * 1_000_000n),
+                  endTimeUnixNano: String(1_700_000_000_000_000_000n + BigInt(r * 10 + i) * 1_000_000n + 7n),
+                  attributes: [
+                    conv(r),
+                    kv('gen_ai.operation.name', i % 2 ? 'chat' : 'execute_tool'),
+                    kv('gen_ai.tool.name', 't'),
+                    kv('gen_ai.tool.call.result', `key sk-proj-${'A'.repeat(20)}${r}${i} and more`),
+                    kv('gen_ai.usage.input_tokens', '12'),
+                    kv('zeta', 'z'),
+                    kv('alpha', 'a'),
+                  ],
+                })),
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    const stored = async (decodeThread: boolean) => {
+      const f = freshFolder();
+      const ledger = Ledger.open(f.dir, { now: () => '2026-12-01T00:00:00.000Z' });
+      const rx = await startOtlpReceiver({ ledger: () => ledger, port: 0, decodeThread });
+      try {
+        for (const body of requests) {
+          const res = await fetch(`${rx.endpoint}/v1/traces`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body,
+          });
+          expect(res.status).toBe(200);
+        }
+        return ['otlp-c0', 'otlp-c1'].map((id) => ledger.read(id));
+      } finally {
+        await rx.close();
+        ledger.close();
+        f.cleanup();
+      }
+    };
+    const there = await stored(true);
+    const here = await stored(false);
+    expect(there[0]!.length).toBeGreaterThan(10);
+    expect(there).toEqual(here);
+    const text = JSON.stringify(there);
+    expect(text).not.toContain('sk-proj-');
+    expect(text).toContain('[REDACTED:');
   });
 });
