@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../crypto';
 import type { AttrValue, Attrs, OtlpLog, OtlpSpan } from './types';
 
 /** One event a record maps to; `at` is the record's own time. */
@@ -119,7 +119,7 @@ export function resultFields(v: unknown): { excerpt?: string; digest?: string; b
   const bytes = Buffer.byteLength(text);
   return {
     excerpt: text.length > EXCERPT ? `${text.slice(0, EXCERPT)}…` : text,
-    digest: createHash('sha256').update(text).digest('hex'),
+    digest: sha256Hex(text),
     bytes,
   };
 }
