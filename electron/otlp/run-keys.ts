@@ -11,6 +11,10 @@ import { mapLog, mapSpan } from './mapping';
  * (decode-worker.ts), in the order bodies arrive, so that the receiver's thread (runs.ts) only
  * opens runs, chains and commits.
  *
+ * Records are mapped whether or not their run can then be opened or appended to: a refused
+ * record has moved its key's mapping state (tokens counted, decisions waiting), as a record whose
+ * append failed did when this ran in the receiver's thread.
+ *
  * A run per conversation (`gen_ai.conversation.id`, `session.id` — Claude Code's —,
  * `conversation.id` — Codex's —, on the record or its resource), else per trace. A trace that named
  * its conversation once keeps joining it, so a child span without the id lands beside its parent,
