@@ -1,4 +1,4 @@
-import { prepareItem } from '../ledger/prepare';
+import { canonicalPayload, checkShape, prepareItem } from '../ledger/prepare';
 import { CURRENT_V } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import type { Attrs, OtlpLog, OtlpSpan } from './types';
@@ -32,9 +32,10 @@ export interface RunSeed {
 }
 
 /**
- * One request's records of one run key, in arrival order: their events as the ledger stores them
- * (prepareItem: canonical JSON, redacted, checked; RunWriter.appendSerialized takes them as they
- * are), or why they could not be mapped or prepared (they are refused, alone).
+ * One request's records of one run key, in arrival order: their events as canonical JSON, and
+ * when `finished` as the ledger stores them (prepareItem: redacted and checked too;
+ * RunWriter.appendSerialized takes them as they are, else it redacts and checks them), or why they
+ * could not be mapped or prepared (they are refused, alone).
  */
 export interface PreparedPart {
   key: string;
@@ -44,7 +45,7 @@ export interface PreparedPart {
   vs: number[];
   ats: (string | null)[];
   jsons: string[];
-  finished: true;
+  finished: boolean;
   error?: { code: string | null; message: string };
 }
 
@@ -99,9 +100,10 @@ export class RunKeys {
   /**
    * A request's records keyed, mapped and serialised, one part per run key in order of first
    * appearance. First the conversations the request names, so a child span in the same request as
-   * its parent joins the parent's conversation whichever comes first.
+   * its parent joins the parent's conversation whichever comes first. `finish` false leaves
+   * redaction and the schema check to the ledger's thread (the same texts either way).
    */
-  prepare(records: readonly RecordOf[]): PreparedPart[] {
+  prepare(records: readonly RecordOf[], finish = true): PreparedPart[] {
     for (const rec of records) {
       const trace = rec.r.traceId;
       const conv = conversationOf(rec.r.attributes, rec.r.resource);
@@ -115,11 +117,11 @@ export class RunKeys {
       else byKey.set(key, [rec]);
     }
     const parts: PreparedPart[] = [];
-    for (const [key, recs] of byKey) parts.push(this.part(key, recs));
+    for (const [key, recs] of byKey) parts.push(this.part(key, recs, finish));
     return parts;
   }
 
-  private part(key: string, recs: RecordOf[]): PreparedPart {
+  private part(key: string, recs: RecordOf[], finish: boolean): PreparedPart {
     const first = recs[0]!.r;
     const service = first.resource['service.name'];
     const part: PreparedPart = {
@@ -130,7 +132,7 @@ export class RunKeys {
       vs: [],
       ats: [],
       jsons: [],
-      finished: true,
+      finished: finish,
     };
     let state = this.states.get(key);
     if (!state) {
@@ -146,7 +148,11 @@ export class RunKeys {
             ? mapSpan(rec.r, state.map, withResource)
             : mapLog(rec.r, state.map, withResource);
         for (const it of mapped) {
-          part.jsons.push(prepareItem(it));
+          if (finish) part.jsons.push(prepareItem(it));
+          else {
+            checkShape(it);
+            part.jsons.push(canonicalPayload(it));
+          }
           part.kinds.push(it.kind);
           part.vs.push(it.v ?? CURRENT_V);
           part.ats.push(it.at ?? null);

@@ -268,14 +268,18 @@ export class LiveRuns {
 
 export type { RecordOf };
 
-/** The parts of several requests for one run as one append, in order. */
+/**
+ * The parts of several requests for one run as one append, in order. Finished only when all are:
+ * the ledger then redacts and checks every text, the finished ones again (which changes nothing:
+ * placeholders are never matched again), never none of an unfinished one.
+ */
 function joined(parts: readonly PreparedPart[]): PreparedPart {
-  const first = parts[0]!;
   return {
-    ...first,
+    ...parts[0]!,
     kinds: parts.flatMap((p) => p.kinds),
     vs: parts.flatMap((p) => p.vs),
     ats: parts.flatMap((p) => p.ats),
     jsons: parts.flatMap((p) => p.jsons),
+    finished: parts.every((p) => p.finished),
   };
 }

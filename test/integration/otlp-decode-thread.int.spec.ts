@@ -6,6 +6,8 @@ import { decodeRequest, requestTypes } from '../../electron/otlp/decode';
 import { DecodeThread } from '../../electron/otlp/decode-thread';
 import { prepareRequest } from '../../electron/otlp/prepared';
 import { RunKeys } from '../../electron/otlp/run-keys';
+import { LiveRuns } from '../../electron/otlp/runs';
+import { recordsOf } from '../../electron/otlp/prepared';
 import { DecodeError } from '../../electron/otlp/types';
 
 const kv = (key: string, v: string) => ({ key, value: { stringValue: v } });
@@ -96,8 +98,12 @@ describe('the receiver decode thread', () => {
     );
     // Bodies keyed and mapped in the order sent: as one RunKeys in this thread gives them in order.
     const here = new RunKeys();
-    const inOrder = bodies.map((b) => prepareRequest(here, 'traces', b, 'json'));
     const there = await Promise.all(bodies.map((b) => thread.prepare('traces', b, 'json')));
+    // Bodies queued behind others are left to the receiver's thread to redact and check.
+    const finished = there.map((d) => d.signal === 'traces' && d.parts[0]!.finished);
+    expect(finished.slice(0, 2)).toEqual([true, true]);
+    expect(finished.slice(2)).toContain(false);
+    const inOrder = bodies.map((b, i) => prepareRequest(here, 'traces', b, 'json', finished[i]));
     expect(there).toEqual(inOrder);
     const names = there.map((d) =>
       d.signal === 'traces'
@@ -171,5 +177,58 @@ describe('the receiver with and without its decode thread', () => {
     const text = JSON.stringify(there);
     expect(text).not.toContain('sk-proj-');
     expect(text).toContain('[REDACTED:');
+  });
+});
+
+describe("parts redacted in the decode thread or in the receiver's", () => {
+  it('store the same events, also when one group holds both', () => {
+    const spans = (r: number) =>
+      JSON.stringify({
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: Array.from({ length: 4 }, (_, i) => ({
+                  traceId: '3'.repeat(32),
+                  spanId: (r * 10 + i + 1).toString(16).padStart(16, '0'),
+                  name: 'execute_tool t',
+                  startTimeUnixNano: String(1_700_000_000_000_000_000n + BigInt(r * 10 + i)),
+                  attributes: [
+                    kv('gen_ai.tool.name', 't'),
+                    kv('gen_ai.tool.call.result', `Bearer ${'x'.repeat(20)}${r}${i}`),
+                    kv('api_key', `k${r}`),
+                  ],
+                })),
+              },
+            ],
+          },
+        ],
+      });
+    const bodies = [0, 1, 2, 3].map((r) => Buffer.from(spans(r)));
+    const stored = (finish: (r: number) => boolean) => {
+      const f = freshFolder();
+      const ledger = Ledger.open(f.dir, { now: () => '2026-12-01T00:00:00.000Z' });
+      const keys = new RunKeys();
+      const runs = new LiveRuns(() => ledger, 60_000);
+      const parts = bodies.map((b, r) => {
+        const d = decodeRequest('traces', b, 'json');
+        return keys.prepare(recordsOf(d), finish(r));
+      });
+      expect(parts.map((p) => p[0]!.finished)).toEqual(bodies.map((_, r) => finish(r)));
+      // Two groups: requests 0-1 and 2-3, each one append.
+      const results = [...runs.ingestMany(parts.slice(0, 2)), ...runs.ingestMany(parts.slice(2))];
+      runs.close();
+      expect(results.every((x) => x.accepted === 4 && x.rejected === 0)).toBe(true);
+      const events = ledger.read(`otlp-trace-${'3'.repeat(32)}`);
+      ledger.close();
+      f.cleanup();
+      return events;
+    };
+    const all = stored(() => true);
+    expect(all).toHaveLength(4 * 4 * 2);
+    expect(JSON.stringify(all)).not.toMatch(/Bearer x|"k[0-3]"/);
+    expect(stored(() => false)).toEqual(all);
+    expect(stored((r) => r % 2 === 0)).toEqual(all);
+    expect(stored((r) => r === 3)).toEqual(all);
   });
 });
