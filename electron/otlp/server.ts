@@ -236,13 +236,21 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
 
   const server = createServer((req, res) => void handle(req, res));
   server.requestTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 4318, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 4318, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (e) {
+    // A port in use (a collector on 4318) is reported and the inspector serves on: the decode
+    // thread started above must not outlive it (it kept `serve` alive ~3 s after its signal).
+    decoder.close();
+    runs.close();
+    throw e;
+  }
   port = (server.address() as AddressInfo).port;
   return {
     endpoint: `http://127.0.0.1:${port}`,
