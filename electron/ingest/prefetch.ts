@@ -151,15 +151,13 @@ export class Prefetch {
     const pending = blocks.map((b): Promise<ParsedBlock | Unparsed> => {
       if (b.t !== 'lines') return Promise.resolve(b);
       if (b.buf.length > WORKER_MAX_BLOCK) return Promise.resolve({ t: 'unparsed', block: b });
-      const parsed = this.pool
-        .parse(b.buf, fmt)
-        .then((results): ParsedBlock => ({
-          t: 'lines',
-          start: b.start,
-          end: b.end,
-          lines: b.lines,
-          results,
-        }));
+      const parsed = this.pool.parse(b.buf, fmt).then((results): ParsedBlock => ({
+        t: 'lines',
+        start: b.start,
+        end: b.end,
+        lines: b.lines,
+        results,
+      }));
       parsed.catch(() => undefined); // seen by Promise.all below
       return parsed;
     });
