@@ -220,7 +220,7 @@ export class Sequencer {
         digest =
           p.orig !== null
             ? fastDigest(p.seq, run.id, p.kind, p.v, p.at, p.orig)
-            : digestEventCanonical(p.seq, run.id, p.kind, p.v, p.at, p.json);
+            : digestEventCanonical(p.seq, run.id, p.kind, p.v, p.at, p.origJson ?? p.json);
       hash = link(run.hash, digest);
     }
     run.seq = p.seq;
