@@ -257,15 +257,19 @@ async function inspectWhileImporting(root: string, folder: string, id: string) {
         return ((await r.json()) as { value: T }).value;
       };
       let events = 0;
+      // How long a call waits while serve imports: the page's requests share its main thread.
+      const waits: number[] = [];
       for (;;) {
+        const tCall = performance.now();
         const cur = await api<{ imported: { files: number } } | null>('folder.current');
+        waits.push(performance.now() - tCall);
         if (cur && cur.imported.files > 0) {
           const runs = await api<{ run_id: string; event_count: number }[]>('runs.list');
           events = runs.find((r) => r.run_id === id)?.event_count ?? 0;
           break;
         }
         if (performance.now() - t0 > 900_000) throw new Error('the opening import took over 15 min');
-        await new Promise((r) => setTimeout(r, 500));
+        await new Promise((r) => setTimeout(r, 100));
       }
       const importDone = performance.now() - t0;
       // The middle of the session, where the state comes from a snapshot (if built yet) plus folds.
@@ -286,6 +290,12 @@ async function inspectWhileImporting(root: string, folder: string, id: string) {
       result = {
         ...firstRowsFigures,
         serve_to_import_done_ms: Math.round(importDone),
+        call_during_import_ms: {
+          n: waits.length,
+          p50: quantile(waits, 0.5),
+          p95: quantile(waits, 0.95),
+          max: quantile(waits, 1),
+        },
         events,
         jump_to_middle_ms: Math.round(jumpMs),
         middle_seq: seq,

@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Ledger } from '../ledger';
 import type { FindingCode } from '../ledger/types';
-import { importFile, keyOf } from './importer';
+import { importFile, keyOf, type ImportOptions } from './importer';
 import { scanFolder } from './scan';
 import { defaultSource } from './parallel';
 
@@ -21,6 +21,9 @@ export interface IngestSummary {
 export interface IngestControl {
   signal?: AbortSignal;
   onCommit?: () => void;
+  /** The parsing source and block size (see ImportOptions); default: workers for large files. */
+  source?: ImportOptions['source'];
+  blockSize?: number;
 }
 
 export type IngestProgress = (p: { file: string; bytes: number; total: number }) => void;
@@ -76,7 +79,8 @@ export async function ingestFolder(
       const r = await importFile(ledger, abs, {
         key,
         onlyIfClaimed: path.basename(abs) !== 'events.jsonl',
-        source: defaultSource(),
+        source: control.source ?? defaultSource(),
+        blockSize: control.blockSize,
         onProgress: onProgress ? (bytes, total) => onProgress({ file: abs, bytes, total }) : undefined,
         signal,
         onCommit: control.onCommit,

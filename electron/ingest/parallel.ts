@@ -138,11 +138,7 @@ function startPool(n: number, heap: typeof WORKER_HEAP): Pool | null {
   };
 }
 
-async function* parallelBlocks(
-  file: string,
-  start: number,
-  opts: ReadOptions,
-): AsyncGenerator<ParsedBlock> {
+async function* parallelBlocks(file: string, start: number, opts: ReadOptions): AsyncGenerator<ParsedBlock> {
   if ((opts.until ?? Infinity) - start < PARALLEL_MIN || availableParallelism() < 2) {
     yield* parsedBlocks(file, start, opts);
     return;
@@ -177,7 +173,9 @@ async function* parallelBlocks(
           const { start: from, end } = b;
           // The line's buffer is its own (joined from the blocks it spans): given to the worker,
           // and read again from the file should the worker fail on it.
-          pending = huge.parse(b.buf, fmt, artifacts, true).then(lines, () => lines(here(readAt(file, from, end - from))));
+          pending = huge
+            .parse(b.buf, fmt, artifacts, true)
+            .then(lines, () => lines(here(readAt(file, from, end - from))));
         } else pending = Promise.resolve(lines(here(b.buf)));
       } else {
         ordinaryBytes += bytes;

@@ -8,9 +8,12 @@ import { packResults } from './transfer';
  * Given an artifacts folder, it also moves the events' large values there, so a line of MBs comes
  * back as an event of KBs.
  */
-parentPort?.on('message', (m: { id: number; buf: Uint8Array; fmt: string | null; artifacts: string | null }) => {
-  const results = parseBlock(m.buf, m.fmt);
-  if (m.artifacts !== null) outlineResults(results, storeRedacted(m.artifacts));
-  const packed = packResults(results);
-  parentPort!.postMessage({ id: m.id, packed }, [packed.cols.buffer as ArrayBuffer]);
-});
+parentPort?.on(
+  'message',
+  (m: { id: number; buf: Uint8Array; fmt: string | null; artifacts: string | null }) => {
+    const results = parseBlock(m.buf, m.fmt);
+    if (m.artifacts !== null) outlineResults(results, storeRedacted(m.artifacts));
+    const packed = packResults(results);
+    parentPort!.postMessage({ id: m.id, packed }, [packed.cols.buffer as ArrayBuffer]);
+  },
+);

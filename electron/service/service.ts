@@ -12,6 +12,7 @@ import { onRendererSurface, RENDERER_APPEND_KINDS } from '../../shared/api/surfa
 import { err, ProofloopError, type Result } from '../../shared/result';
 import { Ledger, repairMirrors } from '../ledger';
 import { ingestFile, ingestFolder } from '../ingest';
+import { ingestFolderInWorker } from '../ingest/background';
 import { builtinTasksDir } from '../paths';
 import type { ServiceContext } from './context';
 import type { Handlers } from './handler';
@@ -158,7 +159,7 @@ export class ProofloopService {
     if (this.opts.watch) this.startWatching();
     const info = { folder: abs, runs: 0, imported: NOTHING, mirrors_repaired: repaired };
     const progress = importProgress(abs, this.ctx);
-    const importing = this.ingestOnce(ledger, progress).then(({ aborted, ...imported }) => {
+    const importing = this.ingestOnce(ledger, progress, opts.background).then(({ aborted, ...imported }) => {
       // Stopped, or the folder closed as it ended: the ledger is not to be read any more.
       if (aborted || this.current !== ledger) return { ...info, imported };
       const done = { ...info, runs: ledger.runCount(), imported };
@@ -188,9 +189,11 @@ export class ProofloopService {
   private running = 0;
   /** One folder import at a time in this process (the opening one, and the watcher's). */
   private importing: Promise<unknown> = Promise.resolve();
-  private ingestOnce(ledger: Ledger, onProgress?: Parameters<typeof ingestFolder>[1]) {
+  /** `apart`: in a worker thread (background.ts), for an import that a page must not wait behind. */
+  private ingestOnce(ledger: Ledger, onProgress?: Parameters<typeof ingestFolder>[1], apart = false) {
     const control = { signal: this.stopImports.signal, onCommit: () => this.pollSoon?.() };
-    const run = () => ingestFolder(ledger, onProgress, control);
+    const run = () =>
+      apart ? ingestFolderInWorker(ledger, onProgress, control) : ingestFolder(ledger, onProgress, control);
     this.running += 1;
     const next = this.importing.then(run, run).finally(() => (this.running -= 1));
     this.importing = next.catch(() => undefined);

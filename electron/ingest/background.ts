@@ -1,0 +1,86 @@
+import type { Ledger } from '../ledger';
+import { startWorker } from '../workers';
+import { ingestFolder, type IngestControl, type IngestProgress, type IngestSummary } from './index';
+import { parsedBlocks } from './source';
+
+/** What the first commit reads: ~170 lines of a Claude Code session, ~25 ms to parse. */
+const FIRST_BLOCK = 256 << 10;
+
+/**
+ * A folder's import for a process that also serves a page (serve, the app): in a worker thread
+ * with its own SQLite connection, so the thread that answers the page never waits for the
+ * import's work. In that thread a block of MBs, a commit or the seal's hashing ran to its end
+ * before any request was answered: with a 256 MB session a call waited 62 ms at the median and
+ * 396 ms at p95, up to 0.5 s, under load (bench/sessions.ts, call_during_import_ms). WAL lets this
+ * thread read what the import has committed while it writes; the watcher's poll of the runs table
+ * (pollSoon after each commit) pushes the new rows, as it does for any other writer.
+ *
+ * Where no worker can be started (a bundle without it), or the worker fails, the import runs here,
+ * from the progress the worker committed: nothing is imported twice (importer.ts).
+ */
+export type FolderWorkerMessage =
+  | { t: 'progress'; file: string; bytes: number; total: number }
+  | { t: 'commit' }
+  | { t: 'done'; summary: IngestSummary }
+  | { t: 'error'; message: string };
+
+export async function ingestFolderInWorker(
+  ledger: Ledger,
+  onProgress?: IngestProgress,
+  control: IngestControl = {},
+): Promise<IngestSummary> {
+  // The first commit is made here: a worker takes ~0.3–0.6 s to load its bundle on a busy
+  // machine, and the page waits for those first rows. The import stops after it (losing nothing:
+  // a stop drops only what is not committed) and the worker goes on from the stored progress.
+  const first = new AbortController();
+  const signals = control.signal ? [control.signal, first.signal] : [first.signal];
+  const head = await ingestFolder(ledger, onProgress, {
+    signal: AbortSignal.any(signals),
+    // One block, parsed here: no read-ahead, no parse workers started for it.
+    source: parsedBlocks,
+    blockSize: FIRST_BLOCK,
+    onCommit: () => {
+      control.onCommit?.();
+      first.abort();
+    },
+  });
+  if (!head.aborted || control.signal?.aborted) return head;
+  const rest = await inWorker(ledger, onProgress, control);
+  return { ...rest, events: head.events + rest.events, findings: head.findings + rest.findings };
+}
+
+function inWorker(
+  ledger: Ledger,
+  onProgress: IngestProgress | undefined,
+  control: IngestControl,
+): Promise<IngestSummary> {
+  const here = () => ingestFolder(ledger, onProgress, control);
+  if (control.signal?.aborted) return here();
+  let worker;
+  try {
+    worker = startWorker(import.meta.url, './folder-worker.ts', './import-worker.js', {
+      workerData: { folder: ledger.folder },
+    });
+  } catch {
+    worker = null;
+  }
+  if (!worker) return here();
+  const w = worker;
+  return new Promise<IngestSummary>((resolve) => {
+    let summary: IngestSummary | null = null;
+    const onAbort = () => w.postMessage('abort');
+    control.signal?.addEventListener('abort', onAbort, { once: true });
+    w.on('message', (m: FolderWorkerMessage) => {
+      if (m.t === 'progress') onProgress?.({ file: m.file, bytes: m.bytes, total: m.total });
+      else if (m.t === 'commit') control.onCommit?.();
+      else if (m.t === 'done') summary = m.summary;
+    });
+    // Settled once the worker has closed its connection and ended, so the caller may close the
+    // ledger then; without a summary (it failed, or threw), the import goes on in this thread.
+    w.once('exit', () => {
+      control.signal?.removeEventListener('abort', onAbort);
+      resolve(summary ?? here());
+    });
+    w.on('error', () => undefined); // 'exit' follows
+  });
+}
