@@ -1,10 +1,11 @@
 import type { Ledger } from '../ledger';
+import type { BackgroundProgress } from '../state/background';
 import { startWorker } from '../workers';
 import { ingestFolder, type IngestControl, type IngestProgress, type IngestSummary } from './index';
 import { parsedBlocks } from './source';
 
-/** What the first commit reads: ~170 lines of a Claude Code session, ~25 ms to parse. */
-const FIRST_BLOCK = 256 << 10;
+/** What the first commit reads: ~40 lines of a Claude Code session (its first screen), parsed here while the JIT is cold. */
+const FIRST_BLOCK = 64 << 10;
 
 /**
  * A folder's import for a process that also serves a page (serve, the app): in a worker thread
@@ -22,13 +23,18 @@ export type FolderWorkerMessage =
   | { t: 'progress'; file: string; bytes: number; total: number }
   | { t: 'commit' }
   | { t: 'done'; summary: IngestSummary }
+  | ({ t: 'snapshots' } & BackgroundProgress)
   | { t: 'error'; message: string };
+
+/** The summary, and whether the worker builds the runs' snapshots after it (then this thread need not). */
+export type ApartSummary = IngestSummary & { snapshotsApart?: boolean };
 
 export async function ingestFolderInWorker(
   ledger: Ledger,
   onProgress?: IngestProgress,
   control: IngestControl = {},
-): Promise<IngestSummary> {
+  onSnapshots?: (p: BackgroundProgress) => void,
+): Promise<ApartSummary> {
   // The first commit is made here: a worker takes ~0.3–0.6 s to load its bundle on a busy
   // machine, and the page waits for those first rows. The import stops after it (losing nothing:
   // a stop drops only what is not committed) and the worker goes on from the stored progress.
@@ -36,7 +42,7 @@ export async function ingestFolderInWorker(
   const signals = control.signal ? [control.signal, first.signal] : [first.signal];
   const head = await ingestFolder(ledger, onProgress, {
     signal: AbortSignal.any(signals),
-    // One block, parsed here: no read-ahead, no parse workers started for it.
+    // One small block, parsed here: no read-ahead, no parse workers started for it.
     source: parsedBlocks,
     blockSize: FIRST_BLOCK,
     onCommit: () => {
@@ -45,7 +51,7 @@ export async function ingestFolderInWorker(
     },
   });
   if (!head.aborted || control.signal?.aborted) return head;
-  const rest = await inWorker(ledger, onProgress, control);
+  const rest = await inWorker(ledger, onProgress, control, onSnapshots);
   return { ...rest, events: head.events + rest.events, findings: head.findings + rest.findings };
 }
 
@@ -53,7 +59,8 @@ function inWorker(
   ledger: Ledger,
   onProgress: IngestProgress | undefined,
   control: IngestControl,
-): Promise<IngestSummary> {
+  onSnapshots: ((p: BackgroundProgress) => void) | undefined,
+): Promise<ApartSummary> {
   const here = () => ingestFolder(ledger, onProgress, control);
   if (control.signal?.aborted) return here();
   let worker;
@@ -66,20 +73,26 @@ function inWorker(
   }
   if (!worker) return here();
   const w = worker;
-  return new Promise<IngestSummary>((resolve) => {
-    let summary: IngestSummary | null = null;
+  return new Promise<ApartSummary>((resolve) => {
+    let done = false;
+    // Listened to until the worker ends: closing the folder also stops its snapshots.
     const onAbort = () => w.postMessage('abort');
     control.signal?.addEventListener('abort', onAbort, { once: true });
     w.on('message', (m: FolderWorkerMessage) => {
       if (m.t === 'progress') onProgress?.({ file: m.file, bytes: m.bytes, total: m.total });
       else if (m.t === 'commit') control.onCommit?.();
-      else if (m.t === 'done') summary = m.summary;
+      else if (m.t === 'snapshots') onSnapshots?.(m);
+      else if (m.t === 'done') {
+        // Every commit is made: the caller may close its own connection; the worker's is its own.
+        done = true;
+        resolve({ ...m.summary, snapshotsApart: !m.summary.aborted });
+      }
     });
-    // Settled once the worker has closed its connection and ended, so the caller may close the
-    // ledger then; without a summary (it failed, or threw), the import goes on in this thread.
+    // Without a summary (the worker failed, or threw), the import goes on in this thread from
+    // what the worker committed.
     w.once('exit', () => {
       control.signal?.removeEventListener('abort', onAbort);
-      resolve(summary ?? here());
+      if (!done) resolve(here());
     });
     w.on('error', () => undefined); // 'exit' follows
   });

@@ -1,12 +1,15 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Ledger } from '../ledger';
+import { buildSnapshotsInBackground } from '../state/background';
 import { ingestFolder } from './index';
 import type { FolderWorkerMessage } from './background';
 
 /**
  * A folder's import in a thread of its own, on its own connection to the folder's ledger (see
- * background.ts). 'abort' from the parent stops it between blocks, as closing the folder does.
+ * background.ts), then the snapshots its runs lack, which the parent would otherwise build a slice
+ * at a time between the page's requests. 'abort' from the parent stops either between two steps,
+ * as closing the folder does.
  */
 const port = parentPort!;
 // On Linux a nice value is a thread's own (setpriority(2) on pid 0 names the calling thread), and
@@ -20,8 +23,11 @@ if (process.platform === 'linux') {
   }
 }
 const stop = new AbortController();
+let cancelSnapshots = (): void => undefined;
 port.on('message', (m: unknown) => {
-  if (m === 'abort') stop.abort();
+  if (m !== 'abort') return;
+  stop.abort();
+  cancelSnapshots();
 });
 const post = (m: FolderWorkerMessage): void => port.postMessage(m);
 let ledger: Ledger | null = null;
@@ -40,6 +46,11 @@ try {
     { signal: stop.signal, onCommit: () => post({ t: 'commit' }) },
   );
   post({ t: 'done', summary });
+  if (!summary.aborted && !stop.signal.aborted) {
+    const job = buildSnapshotsInBackground(ledger, { onProgress: (p) => post({ t: 'snapshots', ...p }) });
+    cancelSnapshots = job.cancel;
+    await job.done;
+  }
 } catch (e) {
   post({ t: 'error', message: (e as Error).message });
 } finally {

@@ -56,6 +56,11 @@ const WORKER_MAX_BLOCK = 2 << 20;
  * not Latin-1. A line that still does not fit ends the worker and is parsed in this thread.
  */
 const HUGE_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 192 };
+/** PROOFLOOP_INGEST_HUGE_HEAP_MB bounds that heap otherwise (little memory; a test makes it fail). */
+function hugeHeap(): typeof HUGE_HEAP {
+  const mb = Number(process.env.PROOFLOOP_INGEST_HUGE_HEAP_MB);
+  return mb > 0 ? { ...HUGE_HEAP, maxOldGenerationSizeMb: mb } : HUGE_HEAP;
+}
 /** Ordinary lines read before the workers for them may start (a few blocks decide nothing). */
 const ORDINARY_MIN = 4 << 20;
 
@@ -84,6 +89,11 @@ function startPool(n: number, heap: typeof WORKER_HEAP): Pool | null {
   let broken: Error | null = null;
   let online = false;
   const fail = (e: Error): void => {
+    // Said once: the import goes on, slower, and the user may want to know why.
+    if (broken === null)
+      process.stderr.write(
+        `proofloop: a parse worker failed (${e.message}): its lines are parsed in the main thread\n`,
+      );
     broken ??= e;
     for (const p of waiting.values()) p.reject(e);
     waiting.clear();
@@ -167,7 +177,7 @@ async function* parallelBlocks(file: string, start: number, opts: ReadOptions): 
         hugeBytes += bytes;
         if (!triedHuge) {
           triedHuge = true;
-          huge = startPool(1, HUGE_HEAP);
+          huge = startPool(1, hugeHeap());
         }
         if (huge && !huge.broken()) {
           const { start: from, end } = b;

@@ -12,7 +12,7 @@ import { onRendererSurface, RENDERER_APPEND_KINDS } from '../../shared/api/surfa
 import { err, ProofloopError, type Result } from '../../shared/result';
 import { Ledger, repairMirrors } from '../ledger';
 import { ingestFile, ingestFolder } from '../ingest';
-import { ingestFolderInWorker } from '../ingest/background';
+import { ingestFolderInWorker, type ApartSummary } from '../ingest/background';
 import { builtinTasksDir } from '../paths';
 import type { ServiceContext } from './context';
 import type { Handlers } from './handler';
@@ -21,7 +21,7 @@ import { annotateHandler, checkFolder, ledgerHandlers } from './ledger';
 import { runnerHandlers } from './runner';
 import { stateHandlers } from './state';
 import { watchFolder } from './watch';
-import { attachSnapshotter, buildSnapshotsInBackground } from '../state';
+import { attachSnapshotter, buildSnapshotsInBackground, type BackgroundProgress } from '../state';
 
 const NOTHING = { files: 0, events: 0, findings: 0 };
 
@@ -159,12 +159,14 @@ export class ProofloopService {
     if (this.opts.watch) this.startWatching();
     const info = { folder: abs, runs: 0, imported: NOTHING, mirrors_repaired: repaired };
     const progress = importProgress(abs, this.ctx);
-    const importing = this.ingestOnce(ledger, progress, opts.background).then(({ aborted, ...imported }) => {
+    const importing = this.ingestOnce(ledger, progress, opts.background).then((r) => {
+      const { aborted, snapshotsApart, ...imported } = r;
       // Stopped, or the folder closed as it ended: the ledger is not to be read any more.
       if (aborted || this.current !== ledger) return { ...info, imported };
       const done = { ...info, runs: ledger.runCount(), imported };
       this.info = done;
-      if (this.opts.watch) this.startSnapshots(ledger);
+      // The import's worker builds them after it, off this thread (ingest/background.ts).
+      if (this.opts.watch && !snapshotsApart) this.startSnapshots(ledger);
       if (imported.events > 0) this.ctx.emit('runs.changed', { run_ids: [] });
       return done;
     });
@@ -192,8 +194,10 @@ export class ProofloopService {
   /** `apart`: in a worker thread (background.ts), for an import that a page must not wait behind. */
   private ingestOnce(ledger: Ledger, onProgress?: Parameters<typeof ingestFolder>[1], apart = false) {
     const control = { signal: this.stopImports.signal, onCommit: () => this.pollSoon?.() };
-    const run = () =>
-      apart ? ingestFolderInWorker(ledger, onProgress, control) : ingestFolder(ledger, onProgress, control);
+    const run = (): Promise<ApartSummary> =>
+      apart
+        ? ingestFolderInWorker(ledger, onProgress, control, (p) => this.snapshotProgress(p))
+        : ingestFolder(ledger, onProgress, control);
     this.running += 1;
     const next = this.importing.then(run, run).finally(() => (this.running -= 1));
     this.importing = next.catch(() => undefined);
@@ -220,19 +224,20 @@ export class ProofloopService {
   private startSnapshots(ledger: Ledger): void {
     if (this.snapshotting) return;
     this.snapshotting = true;
-    const snapshots = buildSnapshotsInBackground(ledger, {
-      onProgress: (p) =>
-        this.ctx.emit('job.progress', {
-          job_id: `snapshots:${p.run_id}`,
-          label: `indexing states of ${p.run_id}`,
-          done: p.done,
-          total: p.total,
-          finished: p.done >= p.total,
-        }),
-    });
+    const snapshots = buildSnapshotsInBackground(ledger, { onProgress: (p) => this.snapshotProgress(p) });
     this.detach.push(() => {
       snapshots.cancel();
       this.snapshotting = false;
+    });
+  }
+
+  private snapshotProgress(p: BackgroundProgress): void {
+    this.ctx.emit('job.progress', {
+      job_id: `snapshots:${p.run_id}`,
+      label: `indexing states of ${p.run_id}`,
+      done: p.done,
+      total: p.total,
+      finished: p.done >= p.total,
     });
   }
 
