@@ -26,6 +26,13 @@ export type FolderWorkerMessage =
   | ({ t: 'snapshots' } & BackgroundProgress)
   | { t: 'error'; message: string };
 
+export interface ApartOptions {
+  /** Progress of the snapshots the worker builds after the import. */
+  onSnapshots?: (p: BackgroundProgress) => void;
+  /** Given the worker's end, once it has started (it may outlive the import, building snapshots). */
+  onWorker?: (ended: Promise<void>) => void;
+}
+
 /** The summary, and whether the worker builds the runs' snapshots after it (then this thread need not). */
 export type ApartSummary = IngestSummary & { snapshotsApart?: boolean };
 
@@ -33,7 +40,7 @@ export async function ingestFolderInWorker(
   ledger: Ledger,
   onProgress?: IngestProgress,
   control: IngestControl = {},
-  onSnapshots?: (p: BackgroundProgress) => void,
+  apart: ApartOptions = {},
 ): Promise<ApartSummary> {
   // The first commit is made here: a worker takes ~0.3–0.6 s to load its bundle on a busy
   // machine, and the page waits for those first rows. The import stops after it (losing nothing:
@@ -51,7 +58,7 @@ export async function ingestFolderInWorker(
     },
   });
   if (!head.aborted || control.signal?.aborted) return head;
-  const rest = await inWorker(ledger, onProgress, control, onSnapshots);
+  const rest = await inWorker(ledger, onProgress, control, apart);
   return { ...rest, events: head.events + rest.events, findings: head.findings + rest.findings };
 }
 
@@ -59,7 +66,7 @@ function inWorker(
   ledger: Ledger,
   onProgress: IngestProgress | undefined,
   control: IngestControl,
-  onSnapshots: ((p: BackgroundProgress) => void) | undefined,
+  apart: ApartOptions,
 ): Promise<ApartSummary> {
   const here = () => ingestFolder(ledger, onProgress, control);
   if (control.signal?.aborted) return here();
@@ -73,6 +80,7 @@ function inWorker(
   }
   if (!worker) return here();
   const w = worker;
+  apart.onWorker?.(new Promise<void>((ended) => w.once('exit', () => ended())));
   return new Promise<ApartSummary>((resolve) => {
     let done = false;
     // Listened to until the worker ends: closing the folder also stops its snapshots.
@@ -81,7 +89,7 @@ function inWorker(
     w.on('message', (m: FolderWorkerMessage) => {
       if (m.t === 'progress') onProgress?.({ file: m.file, bytes: m.bytes, total: m.total });
       else if (m.t === 'commit') control.onCommit?.();
-      else if (m.t === 'snapshots') onSnapshots?.(m);
+      else if (m.t === 'snapshots') apart.onSnapshots?.(m);
       else if (m.t === 'done') {
         // Every commit is made: the caller may close its own connection; the worker's is its own.
         done = true;

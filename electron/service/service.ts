@@ -189,6 +189,8 @@ export class ProofloopService {
   private stopImports = new AbortController();
   /** Imports of this folder still running, the opening one's and the watcher's. */
   private running = 0;
+  /** The import workers of the open folder, each settled when it has ended (see closeFolder). */
+  private workers: Promise<void>[] = [];
   /** One folder import at a time in this process (the opening one, and the watcher's). */
   private importing: Promise<unknown> = Promise.resolve();
   /** `apart`: in a worker thread (background.ts), for an import that a page must not wait behind. */
@@ -196,7 +198,10 @@ export class ProofloopService {
     const control = { signal: this.stopImports.signal, onCommit: () => this.pollSoon?.() };
     const run = (): Promise<ApartSummary> =>
       apart
-        ? ingestFolderInWorker(ledger, onProgress, control, (p) => this.snapshotProgress(p))
+        ? ingestFolderInWorker(ledger, onProgress, control, {
+            onSnapshots: (p) => this.snapshotProgress(p),
+            onWorker: (ended) => this.workers.push(ended),
+          })
         : ingestFolder(ledger, onProgress, control);
     this.running += 1;
     const next = this.importing.then(run, run).finally(() => (this.running -= 1));
@@ -276,12 +281,14 @@ export class ProofloopService {
     for (const d of this.detach.splice(0)) d();
     this.current = null;
     this.info = null;
-    if (!ledger) return Promise.resolve();
-    if (this.running === 0) {
+    // An import's worker may still be building snapshots: stopped too, and waited for.
+    const workers = this.workers.splice(0);
+    if (!ledger) return Promise.all(workers).then(() => undefined);
+    if (this.running === 0 && workers.length === 0) {
       ledger.close();
       return Promise.resolve();
     }
-    return this.importing.then(() => ledger.close());
+    return Promise.all([this.importing, ...workers]).then(() => ledger.close());
   }
 
   onPush(fn: PushListener): () => void {
