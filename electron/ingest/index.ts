@@ -6,6 +6,10 @@ import type { FindingCode } from '../ledger/types';
 import { importFile, keyOf, type ImportOptions } from './importer';
 import { scanFolder } from './scan';
 import { defaultSource } from './parallel';
+import { Prefetch, type FolderFile } from './prefetch';
+import type { parsedBlocks } from './source';
+
+type Source = typeof parsedBlocks;
 
 export { verifyFile } from './verify';
 
@@ -65,40 +69,70 @@ export async function ingestFolder(
     ]),
   );
   const prefix = ledger.folder + path.sep;
-  for (const abs of files) {
-    if (signal?.aborted) return stopped(summary);
-    const key = abs.startsWith(prefix)
-      ? abs.slice(prefix.length).split(path.sep).join('/')
-      : keyOf(ledger.folder, abs);
-    if (unchangedSince(abs, known.get(key))) {
+  const keyOfFile = (abs: string): string =>
+    abs.startsWith(prefix) ? abs.slice(prefix.length).split(path.sep).join('/') : keyOf(ledger.folder, abs);
+  const onlyIfClaimed = (abs: string): boolean => path.basename(abs) !== 'events.jsonl';
+  // Files never imported: on a first open of many sessions, read and parsed ahead by a shared pool.
+  const fresh: FolderFile[] = files
+    .filter((abs) => !known.has(keyOfFile(abs)))
+    .map((abs) => ({ abs, onlyIfClaimed: onlyIfClaimed(abs) }));
+  const freshAt = new Map(fresh.map((f, i) => [f.abs, i]));
+  // A source of the caller's (one block parsed in this thread, background.ts) reads no file ahead.
+  const prefetch = control.source ? null : Prefetch.start(fresh);
+  try {
+    for (const abs of files) {
+      if (signal?.aborted) return stopped(summary);
+      const key = keyOfFile(abs);
+      if (unchangedSince(abs, known.get(key))) {
+        summary.files += 1;
+        continue;
+      }
+      const at = freshAt.get(abs);
+      const own = control.source ?? defaultSource();
+      const source = prefetch && at !== undefined ? prefetch.sourceFor(at, own) : own;
+      const opts = { key, source, onlyIfClaimed: onlyIfClaimed(abs), summary };
+      if (await importOne(ledger, abs, opts, control, onProgress)) return stopped(summary);
       summary.files += 1;
-      continue;
     }
-    // One file's failure is a finding on that file; the rest of the folder is imported.
-    try {
-      const r = await importFile(ledger, abs, {
-        key,
-        onlyIfClaimed: path.basename(abs) !== 'events.jsonl',
-        source: control.source ?? defaultSource(),
-        blockSize: control.blockSize,
-        onProgress: onProgress ? (bytes, total) => onProgress({ file: abs, bytes, total }) : undefined,
-        signal,
-        onCommit: control.onCommit,
-      });
-      summary.events += r.events;
-      summary.findings += r.findings;
-      if (r.aborted) return stopped(summary);
-    } catch (e) {
-      const err = e as NodeJS.ErrnoException;
-      const gone = err.code === 'ENOENT';
-      const code =
-        gone || err.code === 'ENOTREG' || err.code === 'ELOOP' ? 'unreadable_file' : 'import_failed';
-      const why = gone ? 'vanished while it was read' : err.message;
-      if (fileFinding(ledger, key, code, `${key}: ${why}`)) summary.findings += 1;
-    }
-    summary.files += 1;
+  } finally {
+    await prefetch?.close();
   }
   return summary;
+}
+
+/**
+ * One file of a folder; whatever goes wrong in it is a finding on that file, and the rest of the
+ * folder is imported. Adds to `summary`; returns whether the import was stopped.
+ */
+async function importOne(
+  ledger: Ledger,
+  abs: string,
+  opts: { key: string; source: Source; onlyIfClaimed: boolean; summary: IngestSummary },
+  control: IngestControl,
+  onProgress?: IngestProgress,
+): Promise<boolean> {
+  const { key, summary } = opts;
+  try {
+    const r = await importFile(ledger, abs, {
+      key,
+      onlyIfClaimed: opts.onlyIfClaimed,
+      source: opts.source,
+      blockSize: control.blockSize,
+      onProgress: onProgress ? (bytes, total) => onProgress({ file: abs, bytes, total }) : undefined,
+      signal: control.signal,
+      onCommit: control.onCommit,
+    });
+    summary.events += r.events;
+    summary.findings += r.findings;
+    return r.aborted === true;
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    const gone = err.code === 'ENOENT';
+    const code = gone || err.code === 'ENOTREG' || err.code === 'ELOOP' ? 'unreadable_file' : 'import_failed';
+    const why = gone ? 'vanished while it was read' : err.message;
+    if (fileFinding(ledger, key, code, `${key}: ${why}`)) summary.findings += 1;
+    return false;
+  }
 }
 
 interface KnownFile {

@@ -24,7 +24,7 @@ import { unpackResults, type PackedBlock } from './transfer';
  * - two for ordinary lines, bounded heaps, once ordinary lines are most of what was read: in a
  *   session whose bytes are mostly huge lines they parsed ~10% of the work and cost ~120 MB RSS.
  */
-const PARALLEL_MIN = 8 << 20;
+export const PARALLEL_MIN = 8 << 20;
 /**
  * Blocks handed to the workers ahead of the one the main thread is on. While the main thread
  * commits a chunk (10,000 rows, tens of ms) it posts nothing, so the workers need more than a chunk
@@ -49,7 +49,7 @@ const PARALLEL_BLOCK = 256 << 10;
  */
 const WORKER_HEAP = { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 48 };
 /** Blocks larger than this (a line of MiBs) go to the worker for huge lines. */
-const WORKER_MAX_BLOCK = 2 << 20;
+export const WORKER_MAX_BLOCK = 2 << 20;
 /**
  * The huge lines' worker: one line of up to the reader's bound (16 MiB) at a time lives as its
  * text, its parsed value, its canonical JSON and the artifact's bytes, twice that for text that is
@@ -64,7 +64,7 @@ function hugeHeap(): typeof HUGE_HEAP {
 /** Ordinary lines read before the workers for them may start (a few blocks decide nothing). */
 const ORDINARY_MIN = 4 << 20;
 
-interface Pool {
+export interface Pool {
   /** Whether a worker has started (loading the worker bundle takes ~0.1–1 s on a busy machine). */
   online(): boolean;
   /** A worker failed: blocks are no longer given to this pool. */
@@ -73,11 +73,18 @@ interface Pool {
    * `artifacts`: where the worker stores the large values of the block's events (see outline.ts);
    * null leaves that to this thread. `transfer`: `buf` is the block's own memory, given away.
    */
-  parse(buf: Buffer, fmt: string | null, artifacts: string | null, transfer: boolean): Promise<LineResult[]>;
+  parse(
+    buf: Buffer,
+    fmt: string | null,
+    artifacts?: string | null,
+    transfer?: boolean,
+  ): Promise<LineResult[]>;
   close(): Promise<void>;
 }
 
-function startPool(n: number, heap: typeof WORKER_HEAP): Pool | null {
+/** `n` workers with `heap` each (by default, the two for ordinary lines); null where none may run. */
+export function startPool(n = 2, heap: typeof WORKER_HEAP = WORKER_HEAP): Pool | null {
+  if (availableParallelism() < 2 || process.env.PROOFLOOP_INGEST_WORKERS === '0') return null;
   const workers: Worker[] = [];
   /** Bytes handed to each worker and not yet answered. */
   const load: number[] = [];
@@ -123,7 +130,7 @@ function startPool(n: number, heap: typeof WORKER_HEAP): Pool | null {
   return {
     online: () => online,
     broken: () => broken !== null,
-    parse(buf, fmt, artifacts, transfer) {
+    parse(buf, fmt, artifacts = null, transfer = false) {
       if (broken) return Promise.reject(broken);
       const id = next++;
       // To the worker with the fewest bytes outstanding, not in turn: the reader's blocks alternate

@@ -128,8 +128,59 @@ export function summarize(ev: StoredEvent): string {
     case 'event_annotated':
       return clip(`seq ${str(p.target_seq)}: ${str(p.note)}`);
     default:
-      return clip(JSON.stringify(p));
+      return clip(recordLine(p));
   }
+}
+
+/**
+ * Fields every Claude Code record repeats (a subagent's its agentId; Codex's time): as the start of a summary they are
+ * all a row would show (`{"parentUuid":…,"isSidechain":false,"userType":…`), so they are left out.
+ * The top-level `type` is the event's kind already.
+ */
+const RECORD_ENVELOPE = new Set([
+  'parentUuid',
+  'logicalParentUuid',
+  'isSidechain',
+  'userType',
+  'cwd',
+  'sessionId',
+  'version',
+  'gitBranch',
+  'agentId',
+  'slug',
+  'uuid',
+  'timestamp',
+  'type',
+  'requestId',
+  'parentToolUseID',
+  'toolUseID',
+]);
+
+/**
+ * A record of a kind ProofLoop keeps as written (a hook's progress, a file-history snapshot, a
+ * Codex event it has no reading of): what it says, not the envelope it shares with every record.
+ * Objects are opened one level (`data`, Codex's `payload`), their own `type` first, bare.
+ */
+function recordLine(p: Record<string, unknown>): string {
+  const parts: string[] = [];
+  const scalar = (v: unknown): v is string | number | boolean =>
+    typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+  const add = (o: Record<string, unknown>, nested: boolean): void => {
+    if (nested && scalar(o.type)) parts.push(String(o.type));
+    for (const [k, v] of Object.entries(o)) {
+      if (parts.length >= 8) return;
+      if (nested ? k === 'type' : RECORD_ENVELOPE.has(k)) continue;
+      const part = scalar(v) ? `${k}=${String(v)}` : null;
+      if (part !== null) {
+        if (!parts.includes(part)) parts.push(part); // a snapshot repeats its messageId
+      } else if (Array.isArray(v)) parts.push(`${k}[${v.length}]`);
+      else if (v && typeof v === 'object')
+        if (nested) parts.push(`${k}{…}`);
+        else add(v as Record<string, unknown>, true);
+    }
+  };
+  add(p, false);
+  return parts.length > 0 ? parts.join(' · ') : JSON.stringify(p);
 }
 
 /** Whether the row should read as a problem even though its kind is ordinary (a failed tool). */

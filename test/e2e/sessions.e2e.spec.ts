@@ -137,6 +137,14 @@ test('a Claude Code folder opens, and the keyboard steps through a session in th
     await link.click();
     await expect(page.getByTestId('run-title')).toHaveText(sub);
     await expect(page.getByTestId('parent-session-link')).toHaveText(SESSION);
+    // In the runs list the subagent is named by its agent id (its run id cut at the end reads as
+    // its parent's), and says what it is.
+    const subItem = page.locator(`[data-testid="run-item"][data-run-id="${sub}"]`);
+    await expect(subItem.getByTestId('run-item-subagent')).toHaveText('↳ agent-aac57f5');
+    await expect(subItem.getByTestId('run-item-subagent')).toHaveAttribute(
+      'title',
+      `${sub}: a subagent of ${SESSION}`,
+    );
     const subFirst = lines(path.join(CC, SPOTTER, SESSION, 'subagents/agent-aac57f5.jsonl'))[0]!;
     await expect(page.locator('[data-testid="conv-item"][data-type="prompt"]').first()).toContainText(
       String((subFirst.message as Obj).content).slice(0, 40),

@@ -1,16 +1,7 @@
-import {
-  appendFileSync,
-  cpSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, cpSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { homeForFile } from './helpers/tmp';
 import { Ledger, type StoredEvent } from '../../electron/ledger';
 import { ingestFolder } from '../../electron/ingest';
 import { stateAt } from '../../electron/state';
@@ -24,17 +15,7 @@ import { subagentLinks } from '../../shared/formats/claude-code';
  * line is followed.
  */
 const FIX = path.join(__dirname, '../fixtures');
-let tmp: string;
-const prevHome = process.env.PROOFLOOP_HOME;
-beforeAll(() => {
-  tmp = mkdtempSync(path.join(tmpdir(), 'pl-sessions-'));
-  process.env.PROOFLOOP_HOME = path.join(tmp, 'home');
-});
-afterAll(() => {
-  if (prevHome === undefined) delete process.env.PROOFLOOP_HOME;
-  else process.env.PROOFLOOP_HOME = prevHome;
-  if (!process.env.PROOFLOOP_KEEP_TMP) rmSync(tmp, { recursive: true, force: true });
-});
+const tmpOf = homeForFile('pl-sessions-');
 
 type Obj = Record<string, unknown>;
 const nonBlank = (file: string) =>
@@ -69,7 +50,7 @@ describe.each([
   let folder: string;
   let l: Ledger;
   beforeAll(async () => {
-    folder = path.join(tmp, fixtures.replace('/', '-'));
+    folder = path.join(tmpOf(), fixtures.replace('/', '-'));
     cpSync(path.join(FIX, fixtures), folder, { recursive: true });
     l = Ledger.open(folder);
     await ingestFolder(l);
@@ -148,7 +129,7 @@ describe.each([
 
 describe('Claude Code subagents', () => {
   it('a 2.1 subagent file is a run of its own, linked to the Task call of its session', async () => {
-    const folder = path.join(tmp, 'subagent');
+    const folder = path.join(tmpOf(), 'subagent');
     const project = '-home-marco-projects-spotter-worktrees-spotter-4te';
     cpSync(path.join(FIX, 'claude-code/projects', project), path.join(folder, project), { recursive: true });
     const l = Ledger.open(folder);
@@ -181,7 +162,7 @@ describe('Claude Code subagents', () => {
 
 describe('a Claude Code session growing line by line', () => {
   it('is followed: each line becomes its events as it arrives, a cut line once it is whole', async () => {
-    const projects = path.join(tmp, 'live', 'projects');
+    const projects = path.join(tmpOf(), 'live', 'projects');
     const dir = path.join(projects, '-home-marco-projects-spotter');
     mkdirSync(dir, { recursive: true });
     const src = path.join(FIX, 'claude-code/projects/-home-marco-projects-spotter/tool_heavy.jsonl');
@@ -232,7 +213,7 @@ describe('a Claude Code session growing line by line', () => {
       const have = linesIn();
       for (let n = 1; n <= lines.length; n++) expect(have.has(n), `line ${n}`).toBe(true);
       const live = ledger.read(run).map((e) => [e.seq, e.kind, e.source?.line, e.source?.part]);
-      const again = path.join(tmp, 'live-again');
+      const again = path.join(tmpOf(), 'live-again');
       mkdirSync(path.join(again, 'p'), { recursive: true });
       cpSync(file, path.join(again, 'p', 'live-session.jsonl'));
       const fresh = Ledger.open(again);

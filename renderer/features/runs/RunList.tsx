@@ -8,6 +8,7 @@ import { formatMs } from '../../ui/kinds';
 import { FolderFindings } from '../findings/FindingList';
 import { useRunDetailsOnScreen } from './runDetails';
 import { isSessionFormat } from '../../../shared/formats';
+import { parentSessionOf } from '../conversation/items';
 
 function Integrity({ run }: { run: RunSummary }) {
   const bundle = bundleMetaOf(run);
@@ -96,6 +97,7 @@ const RunItem = memo(function RunItem({
   const { ref, details } = useRunDetailsOnScreen(run);
   const d = durationMs(run);
   const title = details?.title;
+  const parent = isSessionFormat(run.format) ? parentSessionOf(run.run_id) : null;
   return (
     <li
       ref={ref}
@@ -109,9 +111,20 @@ const RunItem = memo(function RunItem({
     >
       <div className="run-line1">
         <span className={`status-dot st-${run.status}`} title={run.status} />
-        <span className="run-id mono" title={run.run_id}>
-          {run.run_id}
-        </span>
+        {parent === null ? (
+          <span className="run-id mono" title={run.run_id}>
+            {run.run_id}
+          </span>
+        ) : (
+          // `<session>:agent-<id>` cut at its end reads as its parent's id: name the agent instead.
+          <span
+            className="run-id mono"
+            title={`${run.run_id}: a subagent of ${parent}`}
+            data-testid="run-item-subagent"
+          >
+            ↳ {run.run_id.slice(parent.length + 1)}
+          </span>
+        )}
         <span className={`src src-${run.source}`} title={`source: ${run.source} (${run.format})`}>
           {run.source}
         </span>
@@ -126,6 +139,7 @@ const RunItem = memo(function RunItem({
         <span className="chip run-format" data-testid="run-item-format">
           {formatLabel(run.format)}
         </span>
+        {parent !== null && <span className="chip">subagent</span>}
         <span className="run-status">{run.status}</span>
         {run.task_id && !isSessionFormat(run.format) && (
           <span className="mono run-task" title={`task ${run.task_id}`}>

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 /**
  * Things a test file's tests set up and tear down: `folder()` gives a fresh folder, `later(fn)` runs
@@ -23,6 +23,26 @@ export function perTest(): { folder: () => string; later: (fn: () => void) => vo
     },
     later: (fn) => void undo.push(fn),
   };
+}
+
+/**
+ * One folder for a test file's tests, with PROOFLOOP_HOME (where the ledgers of other programs'
+ * folders live) inside it while they run; the variable is put back and the folder removed after
+ * (kept with PROOFLOOP_KEEP_TMP). Returns the folder's path once the tests run.
+ */
+export function homeForFile(prefix: string): () => string {
+  let dir = '';
+  const prev = process.env.PROOFLOOP_HOME;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), prefix));
+    process.env.PROOFLOOP_HOME = path.join(dir, 'home');
+  });
+  afterAll(() => {
+    if (prev === undefined) delete process.env.PROOFLOOP_HOME;
+    else process.env.PROOFLOOP_HOME = prev;
+    if (!process.env.PROOFLOOP_KEEP_TMP) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => dir;
 }
 
 /** A fresh folder per test, removed afterwards unless PROOFLOOP_KEEP_TMP is set. */
