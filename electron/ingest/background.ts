@@ -4,8 +4,12 @@ import { startWorker } from '../workers';
 import { ingestFolder, type IngestControl, type IngestProgress, type IngestSummary } from './index';
 import { parsedBlocks } from './source';
 
-/** What the first commit reads: ~40 lines of a Claude Code session (its first screen), parsed here while the JIT is cold. */
-const FIRST_BLOCK = 64 << 10;
+/**
+ * What the first commit reads: ~170 lines of a Claude Code session, more than its first screen.
+ * As in the parallel reader's blocks: a page opened at a seq the first commit lacks shows the
+ * run's head until it is imported, and stays there (the big-lines e2e test's seq 2 is in it).
+ */
+const FIRST_BLOCK = 256 << 10;
 
 /**
  * A folder's import for a process that also serves a page (serve, the app): in a worker thread
