@@ -81,9 +81,11 @@ export function outlineEvent(p: ParsedEvent, store: StoreArtifact): boolean {
   const payload = outlineValue(p.payload, [], store, moved) as Record<string, unknown>;
   if (moved.length === 0) return false;
   // The digest covers what the file said: the sequencer digests it when it has no digest yet. An
-  // unredacted payload's stored text is its canonical JSON: kept as that text, which the digest
-  // hashes as it is, not as the object it would serialise again (MBs, for these events).
-  if (p.orig === null && !p.redacted) p.origJson = p.json;
+  // unredacted payload's stored text is its canonical JSON: kept as its bytes, which the digest
+  // hashes as they are (not the object serialised again), and which leave a worker without a copy
+  // and outside the main thread's heap (MBs, for these events: that heap's garbage was most of a
+  // big session's peak RSS).
+  if (p.orig === null && !p.redacted) p.origUtf8 = Buffer.from(p.json, 'utf8');
   else p.orig ??= p.payload;
   p.payload = payload;
   p.json = canonicalJson(payload);

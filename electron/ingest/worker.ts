@@ -14,6 +14,15 @@ parentPort?.on(
     const results = parseBlock(m.buf, m.fmt);
     if (m.artifacts !== null) outlineResults(results, storeRedacted(m.artifacts));
     const packed = packResults(results);
-    parentPort!.postMessage({ id: m.id, packed }, [packed.cols.buffer as ArrayBuffer]);
+    const moved = new Set<ArrayBuffer>([packed.cols.buffer as ArrayBuffer]);
+    for (const [, r] of packed.other) {
+      for (const p of r.t === 'ev' ? [r] : r.t === 'multi' ? r.list : []) {
+        const b = p.t === 'ev' ? p.origUtf8 : undefined;
+        // Given, not copied, when the bytes are the whole of their buffer (a moved event's MBs are).
+        if (b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength)
+          moved.add(b.buffer as ArrayBuffer);
+      }
+    }
+    parentPort!.postMessage({ id: m.id, packed }, [...moved]);
   },
 );
