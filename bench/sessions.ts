@@ -14,7 +14,7 @@
  */
 import { chromium } from '@playwright/test';
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { figures, runMeasured, spawnMeasured, type ChildFigures } from './child';
@@ -285,8 +285,19 @@ async function inspectWhileImporting(root: string, folder: string, id: string) {
       const jumpMs = performance.now() - tMid;
       await page.getByTestId('timeline').focus();
       await page.evaluate(IN_PAGE_STEP_TIMER);
+      // PROOFLOOP_BENCH_PROFILE=<file.cpuprofile> records the page's CPU profile of the steps.
+      const profileTo = process.env.PROOFLOOP_BENCH_PROFILE;
+      const prof = profileTo ? await page.context().newCDPSession(page) : null;
+      if (prof) {
+        await prof.send('Profiler.enable');
+        await prof.send('Profiler.start');
+      }
       const steps = await timeSteps(page, 'ArrowRight', 1, 60);
       const jumps = await timeSteps(page, 'PageDown', 25, 30);
+      if (prof && profileTo) {
+        const { profile } = await prof.send('Profiler.stop');
+        writeFileSync(profileTo, JSON.stringify(profile));
+      }
       result = {
         ...firstRowsFigures,
         serve_to_import_done_ms: Math.round(importDone),
