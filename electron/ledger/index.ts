@@ -5,6 +5,7 @@ export {
   type LedgerReader,
   type CreateRunOptions,
   type AppendListener,
+  type SerializedItems,
 } from './ledger';
 export { ChainVerifier, digestRunIdOf, verifyEvents, type VerifyReport } from './verify';
 export { repairMirrors } from './mirror';

@@ -8,7 +8,7 @@ import { MirrorAppender } from './mirror';
 import { checkAfterEnd } from './terminal';
 import { prepared } from './statements';
 import { RowBatch } from './row-batch';
-import { canonicalPayload, checkShape } from './prepare';
+import { canonicalPayload, checkKind, checkShape } from './prepare';
 import { finishItems, linkChunk, type ChunkItems } from './chunk';
 import { importedFacts, runFacts } from './run-facts';
 import { AppendHelper, HelperFailed, type ChunkDone } from './append-helper';
@@ -75,6 +75,7 @@ function parseMeta(text: unknown): Record<string, unknown> {
 }
 
 const hexToBlob = (hex: string): Buffer => Buffer.from(hex, 'hex');
+const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /**
  * Appends of at least this many items are prepared in the append helper's thread while this one
@@ -85,21 +86,91 @@ const HELPER_MIN = 2048;
 /** Items a chunk sent to the helper: answers come back while later chunks are still being sent. */
 const HELPER_CHUNK = 256;
 
-/** Items [from, to) as columns, their payloads as canonical JSON (`ats` is stamped in the commit). */
-function columns(items: readonly NewEvent[], from: number, to: number): ChunkItems {
-  const c: ChunkItems = { kinds: [], vs: [], ats: [], jsons: [] };
-  for (let i = from; i < to; i++) {
-    const it = items[i]!;
-    c.kinds.push(it.kind);
-    c.vs.push(it.v ?? CURRENT_V);
-    c.jsons.push(canonicalPayload(it));
-  }
-  return c;
+/**
+ * What one append brings, whoever serialised it: the caller's items (serialised here), or items a
+ * producer serialised already (RunWriter.appendSerialized: the OTLP receiver's decode thread).
+ */
+interface AppendSource {
+  readonly n: number;
+  /** Each item's kind, in order (the checks under the write lock read nothing else). */
+  readonly heads: readonly { kind: string }[];
+  /** Items [from, to) as columns, payloads as canonical JSON; `ats` is stamped in the commit. */
+  columns(from: number, to: number): ChunkItems;
+  /** The item's own time, else undefined (the commit's clock reading). */
+  at(i: number): string | undefined;
+  /** The payloads' texts are their stored forms already (prepareItem): redacted and checked. */
+  readonly finished: boolean;
+  /** Nobody reads the events returned: they are not parsed back unless a listener wants them. */
+  readonly unread: boolean;
+}
+
+function itemsSource(items: readonly NewEvent[]): AppendSource {
+  return {
+    n: items.length,
+    heads: items,
+    columns(from, to) {
+      const c: ChunkItems = { kinds: [], vs: [], ats: [], jsons: [] };
+      for (let i = from; i < to; i++) {
+        const it = items[i]!;
+        c.kinds.push(it.kind);
+        c.vs.push(it.v ?? CURRENT_V);
+        c.jsons.push(canonicalPayload(it));
+      }
+      return c;
+    },
+    at: (i) => items[i]!.at,
+    finished: false,
+    unread: false,
+  };
+}
+
+/**
+ * Items serialised by their producer: each payload's canonical JSON as canonicalPayload (prepare.ts)
+ * writes it, `at` null for the commit's clock. Redaction and the schema check are still done here,
+ * on that text, as for every append.
+ */
+export interface SerializedItems {
+  kinds: string[];
+  vs: number[];
+  ats: (string | null)[];
+  jsons: string[];
+  /**
+   * The texts are what prepareItem (prepare.ts) gave: stored forms, redacted and checked already
+   * where they were prepared, so they are not parsed, redacted and checked again here.
+   */
+  finished?: boolean;
+}
+
+function serializedSource(s: SerializedItems, unread: boolean): AppendSource {
+  const n = s.kinds.length;
+  if (s.vs.length !== n || s.ats.length !== n || s.jsons.length !== n)
+    throw new ProofloopError('bad_args', 'serialized items: kinds, vs, ats and jsons differ in length');
+  const heads = s.kinds.map((kind, i) => {
+    checkKind(kind);
+    // Canonical JSON of an object starts with its brace; anything else is not an object payload.
+    if (s.jsons[i]!.charCodeAt(0) !== 123)
+      throw new ProofloopError('bad_args', `payload of ${kind} must be a JSON object`);
+    return { kind };
+  });
+  return {
+    n,
+    heads,
+    // finishItems replaces redacted texts in place: the caller's arrays stay as they were.
+    columns: (from, to) => ({
+      kinds: s.kinds.slice(from, to),
+      vs: s.vs.slice(from, to),
+      ats: [],
+      jsons: s.jsons.slice(from, to),
+    }),
+    at: (i) => s.ats[i] ?? undefined,
+    finished: s.finished === true,
+    unread,
+  };
 }
 
 /** Each item's own `at`, else the commit's one clock reading (toISOString measured ~1 µs an event). */
-function stamp(items: readonly NewEvent[], from: number, c: ChunkItems, now: string): void {
-  for (let i = 0; i < c.kinds.length; i++) c.ats.push(items[from + i]!.at ?? now);
+function stamp(src: AppendSource, from: number, c: ChunkItems, now: string): void {
+  for (let i = 0; i < c.kinds.length; i++) c.ats.push(src.at(from + i) ?? now);
 }
 
 const READ_COLUMNS = 'seq, kind, v, at, payload, hash, digest, line, source';
@@ -249,18 +320,17 @@ export class Ledger implements LedgerReader {
   appendLocked(
     runId: string,
     token: string,
-    items: readonly NewEvent[],
+    src: AppendSource,
     mirror: MirrorAppender,
     rights: WriterRights = { resume: false, annotateOnly: false },
   ): StoredEvent[] {
-    for (const item of items) checkShape(item);
     const out: StoredEvent[] = [];
     const lines: string[] = [];
-    const helper = items.length >= HELPER_MIN ? this.appendHelper() : null;
+    const helper = src.n >= HELPER_MIN ? this.appendHelper() : null;
     let done = false;
     if (helper) {
       try {
-        this.helperTx.immediate(runId, token, rights, items, helper, out, lines, mirror.mirrored);
+        this.helperTx.immediate(runId, token, rights, src, helper, out, lines, mirror.mirrored);
         done = true;
       } catch (e) {
         if (!(e instanceof HelperFailed)) throw e;
@@ -273,10 +343,12 @@ export class Ledger implements LedgerReader {
     }
     if (!done) {
       // Serialised, redacted and checked before the write lock is taken.
-      const c = columns(items, 0, items.length);
-      const payloads: Record<string, unknown>[] = [];
-      finishItems(c, payloads);
-      this.appendTx.immediate(runId, token, rights, items, c, payloads, out, lines, mirror.mirrored);
+      const c = src.columns(0, src.n);
+      let payloads: Record<string, unknown>[] | null = null;
+      if (!src.finished) finishItems(c, (payloads = []));
+      const light = src.unread && this.listeners.size === 0;
+      this.appendTx.immediate(runId, token, rights, src, c, payloads, out, lines, mirror.mirrored, light);
+      if (light) out.length = 0;
     }
     // The JSONL mirror is a convenience copy, written after the commit; repairMirrors rebuilds it.
     mirror.append(lines);
@@ -290,7 +362,7 @@ export class Ledger implements LedgerReader {
   }
 
   /** The run's head, under the write lock, once this writer is known to still hold the run. */
-  private lockedHead(runId: string, token: string, rights: WriterRights, items: readonly NewEvent[]) {
+  private lockedHead(runId: string, token: string, rights: WriterRights, items: readonly { kind: string }[]) {
     const n = items.length;
     const head = this.stmts.headAndWriter.get(runId) as
       | { run_no: number; head_seq: number; head_hash: string; status: string; token: string | null }
@@ -310,19 +382,20 @@ export class Ledger implements LedgerReader {
     runId: string,
     token: string,
     rights: WriterRights,
-    items: readonly NewEvent[],
+    src: AppendSource,
     c: ChunkItems,
-    payloads: Record<string, unknown>[],
+    payloads: Record<string, unknown>[] | null,
     out: StoredEvent[],
     lines: string[],
     mirrored: boolean,
+    light: boolean,
   ): void {
-    const head = this.lockedHead(runId, token, rights, items);
-    stamp(items, 0, c, this.now());
+    const head = this.lockedHead(runId, token, rights, src.heads);
+    stamp(src, 0, c, this.now());
     const seq = head.head_seq + 1;
     const linked = linkChunk(runId, seq, head.head_hash, c, mirrored);
     const rows = new RowBatch(this.db, head.run_no);
-    this.insertChunk(rows, runId, seq, head.head_hash, c, linked.hashes, payloads, out);
+    this.insertChunk(rows, runId, seq, head.head_hash, c, linked.hashes, payloads, out, light);
     if (mirrored) lines.push(linked.lines);
     rows.flush();
     this.moveHead(head.run_no, out);
@@ -337,13 +410,13 @@ export class Ledger implements LedgerReader {
     runId: string,
     token: string,
     rights: WriterRights,
-    items: readonly NewEvent[],
+    src: AppendSource,
     helper: AppendHelper,
     out: StoredEvent[],
     lines: string[],
     mirrored: boolean,
   ): void {
-    const head = this.lockedHead(runId, token, rights, items);
+    const head = this.lockedHead(runId, token, rights, src.heads);
     const now = this.now();
     const job = helper.begin();
     const rows = new RowBatch(this.db, head.run_no);
@@ -363,9 +436,11 @@ export class Ledger implements LedgerReader {
       seq += c.jsons.length;
       if (mirrored) lines.push(done.lines);
     };
-    for (let from = 0; from < items.length; from += HELPER_CHUNK) {
-      const c = columns(items, from, Math.min(items.length, from + HELPER_CHUNK));
-      stamp(items, from, c, now);
+    // Finished texts are redacted and checked again there: idempotent (placeholders are never
+    // matched again), and an append this large is rare for a producer that finishes its own.
+    for (let from = 0; from < src.n; from += HELPER_CHUNK) {
+      const c = src.columns(from, Math.min(src.n, from + HELPER_CHUNK));
+      stamp(src, from, c, now);
       helper.send({
         job,
         runId,
@@ -392,14 +467,20 @@ export class Ledger implements LedgerReader {
     hashes: string,
     payloads: Record<string, unknown>[] | null,
     out: StoredEvent[],
+    light = false,
   ): string {
     const bytes = Buffer.from(hashes, 'hex');
     for (let i = 0; i < c.jsons.length; i++) {
       const json = c.jsons[i]!;
       const hash = hashes.slice(i * 64, i * 64 + 64);
       rows.add(seq + i, c.kinds[i]!, c.vs[i]!, c.ats[i]!, json, bytes.subarray(i * 32, i * 32 + 32));
-      // What listeners get is exactly what a reader will parse.
-      const payload = payloads ? payloads[i]! : (JSON.parse(json) as Record<string, unknown>);
+      // What listeners get is exactly what a reader will parse. Light: events only moveHead reads
+      // (its run facts parse run_started's payload alone).
+      const payload = payloads
+        ? payloads[i]!
+        : light && c.kinds[i] !== 'run_started'
+          ? EMPTY
+          : (JSON.parse(json) as Record<string, unknown>);
       out.push({
         seq: seq + i,
         run_id: runId,
@@ -607,7 +688,26 @@ export class RunWriter {
   appendBatch(items: readonly NewEvent[]): StoredEvent[] {
     if (this.closed) throw new ProofloopError('conflict', `the writer of run ${this.runId} is closed`);
     if (items.length === 0) return [];
-    return this.ledger.appendLocked(this.runId, this.token, items, this.mirror, this.rights);
+    for (const item of items) checkShape(item);
+    return this.ledger.appendLocked(this.runId, this.token, itemsSource(items), this.mirror, this.rights);
+  }
+
+  /**
+   * appendBatch of items whose payloads are serialised already (SerializedItems): the same rows,
+   * chain and checks as appendBatch of the payloads they were serialised from, without serialising
+   * them again in this thread. `unread`: the caller ignores what is returned, so the events are not
+   * parsed back from their texts unless a listener wants them (it gets [] then).
+   */
+  appendSerialized(items: SerializedItems, opts: { unread?: boolean } = {}): StoredEvent[] {
+    if (this.closed) throw new ProofloopError('conflict', `the writer of run ${this.runId} is closed`);
+    if (items.kinds.length === 0) return [];
+    return this.ledger.appendLocked(
+      this.runId,
+      this.token,
+      serializedSource(items, opts.unread === true),
+      this.mirror,
+      this.rights,
+    );
   }
 
   close(): void {

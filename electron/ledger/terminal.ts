@@ -1,4 +1,3 @@
-import type { NewEvent } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 
 /** What one writer may append beyond the ordinary (see Ledger.writer). */
@@ -24,7 +23,7 @@ const ENDS = new Map<string, 'completed' | 'failed'>([
 export function checkAfterEnd(
   runId: string,
   status: string,
-  items: readonly NewEvent[],
+  items: readonly { kind: string }[],
   rights: WriterRights,
 ): void {
   let ended: string | null = status === 'completed' || status === 'failed' ? status : null;

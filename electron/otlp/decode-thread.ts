@@ -1,26 +1,35 @@
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../workers';
-import { decodeRequest, type Encoding } from './decode';
-import { DecodeError, type Decoded, type Signal } from './types';
-
-export type DecodeAnswer =
-  { id: number; ok: true; decoded: Decoded } | { id: number; ok: false; refused: boolean; message: string };
+import type { Encoding } from './decode';
+import { RunKeys } from './run-keys';
+import { prepareRequest, type DecodeAnswer, type DecodeControl, type Prepared } from './prepared';
+import { DecodeError, type Signal } from './types';
 
 /**
- * Request bodies decoded in a thread of their own, so that the receiver's thread, which appends
- * and commits, does not also decode: on 2 cores the next requests are decoded while one commits.
- * Protobuf decoding (protobufjs, then the walk of decode.ts) measured ~48 µs a span of
- * bench/otlp.ts's requests, JSON ~15; the records come back by structured clone, whose reading
- * here measured ~6 µs a span. Answers come in the order bodies were sent (one thread, FIFO), so
- * requests keep their order of arrival.
+ * Request bodies decoded, keyed to their runs, mapped to events and serialised as canonical JSON in
+ * a thread of their own (run-keys.ts), so that the receiver's thread, which redacts, chains and
+ * commits, does none of it: on 2 cores the next requests are prepared while one commits.
+ * Measured before the mapping moved here (bench/otlp.ts's requests): protobuf decoding ~48 µs a
+ * span, JSON ~15, mapping ~45-74, canonical JSON ~17 an event; what comes back is strings, cheap
+ * to clone. Answers come in the order bodies were sent (one thread, FIFO), and bodies are keyed
+ * in that order, so requests keep their order of arrival.
  *
- * Without a worker (a bundle without its file) or once it has failed, bodies are decoded in this
- * thread, as before: the same records and the same refusals either way.
+ * Without a worker (a bundle without its file) or once it has failed, bodies are prepared in this
+ * thread, as before: the same events and the same refusals either way (what runs were keyed by
+ * the thread that failed is not known here: a trace's later spans may then start a run of their own).
  */
+/** Bodies waiting in the decode thread from which the next one is redacted and checked here. */
+const FINISH_BEHIND = 2;
+
 export class DecodeThread {
   private next = 0;
-  private readonly waiting = new Map<number, { resolve: (d: Decoded) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<
+    number,
+    { resolve: (d: Prepared) => void; reject: (e: Error) => void }
+  >();
   private failed = false;
+  /** Keying and mapping state when bodies are prepared in this thread. */
+  private readonly here = new RunKeys();
 
   private constructor(private readonly worker: Worker | null) {
     if (!worker) {
@@ -32,7 +41,7 @@ export class DecodeThread {
       const w = this.waiting.get(a.id);
       if (!w) return;
       this.waiting.delete(a.id);
-      if (a.ok) w.resolve(a.decoded);
+      if (a.ok) w.resolve(a.prepared);
       else w.reject(a.refused ? new DecodeError(a.message) : new Error(a.message));
     });
     const fail = (why: string) => {
@@ -54,29 +63,49 @@ export class DecodeThread {
     return new DecodeThread(w);
   }
 
-  /** Decodes in this thread. */
+  /** Prepares in this thread. */
   static none(): DecodeThread {
     return new DecodeThread(null);
   }
 
-  /** The body's records; throws DecodeError for a body that is not an OTLP request. */
-  decode(signal: Signal, body: Buffer, encoding: Encoding): Promise<Decoded> {
+  /** The body's parts; throws DecodeError for a body that is not an OTLP request. */
+  prepare(signal: Signal, body: Buffer, encoding: Encoding): Promise<Prepared> {
     if (this.failed || !this.worker) {
       try {
-        return Promise.resolve(decodeRequest(signal, body, encoding));
+        return Promise.resolve(prepareRequest(this.here, signal, body, encoding));
       } catch (e) {
         return Promise.reject(e as Error);
       }
     }
     const id = ++this.next;
+    // Whichever thread has time redacts and checks: with bodies queued in the decode thread it is
+    // the longer stage (measured ~75-110 µs a span there against ~45 here), and this thread then
+    // takes redaction and the schema check (~25 µs a span) off it. Same stored texts either way.
+    const finish = this.waiting.size < FINISH_BEHIND;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      this.worker!.postMessage({ id, signal, body, encoding });
+      this.worker!.postMessage({ id, signal, body, encoding, finish });
     });
+  }
+
+  /** A new ledger: keys and mapping state start from nothing (for bodies sent from now on). */
+  reset(): void {
+    this.here.reset();
+    this.tell({ control: 'reset' });
+  }
+
+  /** The key's run let its writer go (RunKeys.released). */
+  released(key: string): void {
+    this.here.released(key);
+    this.tell({ control: 'released', key });
   }
 
   close(): void {
     this.failed = true;
     void this.worker?.terminate();
+  }
+
+  private tell(m: DecodeControl): void {
+    if (!this.failed && this.worker) this.worker.postMessage(m);
   }
 }

@@ -1,22 +1,36 @@
 import { parentPort } from 'node:worker_threads';
-import { decodeRequest, type Encoding } from './decode';
+import type { Encoding } from './decode';
+import { RunKeys } from './run-keys';
 import { DecodeError, type Signal } from './types';
-import type { DecodeAnswer } from './decode-thread';
+import { prepareRequest, type DecodeAnswer, type DecodeControl } from './prepared';
 
 /**
- * The receiver's decode thread (decode-thread.ts): a request body to its records, as
- * decodeRequest does in the receiver's thread; a DecodeError comes back as its message.
+ * The receiver's decode thread (decode-thread.ts): a request body to its parts per run, as
+ * prepareRequest does in the receiver's thread; a DecodeError comes back as its message. The
+ * keying and mapping state lives here, told of new ledgers and released runs in order with bodies.
  */
-parentPort!.on('message', (m: { id: number; signal: Signal; body: Uint8Array; encoding: Encoding }) => {
+const keys = new RunKeys();
+
+type Message =
+  { id: number; signal: Signal; body: Uint8Array; encoding: Encoding; finish: boolean } | DecodeControl;
+
+parentPort!.on('message', (m: Message) => {
+  if ('control' in m) {
+    if (m.control === 'reset') keys.reset();
+    else keys.released(m.key);
+    return;
+  }
   let answer: DecodeAnswer;
   try {
     answer = {
       id: m.id,
       ok: true,
-      decoded: decodeRequest(
+      prepared: prepareRequest(
+        keys,
         m.signal,
         Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength),
         m.encoding,
+        m.finish,
       ),
     };
   } catch (e) {

@@ -194,8 +194,24 @@ function keyValues(kvs: unknown[], at: string, depth = 0): Attrs {
     out[key] = anyValue(kv.value, `${at}[${i}].value`, depth, depth === 0 && WHOLE.has(key));
     n++;
   }
-  return { ...out };
+  // In canonical key order (see mapping.ts), the first LIMITS.keys of the request's kept. A plain
+  // object is built only without a `__proto__` key (assigning one would set the prototype).
+  const keys = Object.keys(out);
+  let sorted = true;
+  for (let i = 1; i < keys.length && sorted; i++) sorted = keys[i - 1]! < keys[i]!;
+  if (!sorted) keys.sort();
+  if (key__proto__(out)) {
+    if (sorted) return { ...out };
+    const inOrder: Attrs = Object.create(null) as Attrs;
+    for (const k of keys) inOrder[k] = out[k]!;
+    return { ...inOrder };
+  }
+  const plain: Attrs = {};
+  for (const k of keys) plain[k] = out[k]!;
+  return plain;
 }
+
+const key__proto__ = (o: Attrs): boolean => Object.prototype.hasOwnProperty.call(o, '__proto__');
 
 function attributes(o: Obj, at: string): Attrs {
   return keyValues(list(o, 'attributes', at), `${at}.attributes`);
@@ -252,17 +268,17 @@ function spansOf(req: Obj): OtlpSpan[] {
           events: list(s, 'events', p).map((ev, e) => {
             const eo = obj(ev, `${p}.events[${e}]`);
             return {
+              attributes: attributes(eo, `${p}.events[${e}]`),
               name: str(eo, 'name', `${p}.events[${e}]`),
               timeNs: ns(eo, 'timeUnixNano', `${p}.events[${e}]`),
-              attributes: attributes(eo, `${p}.events[${e}]`),
             };
           }),
           links: list(s, 'links', p).map((lv, l) => {
             const lo = obj(lv, `${p}.links[${l}]`);
             return {
-              traceId: id(lo, 'traceId', 16, `${p}.links[${l}]`) ?? '',
-              spanId: id(lo, 'spanId', 8, `${p}.links[${l}]`) ?? '',
               attributes: attributes(lo, `${p}.links[${l}]`),
+              spanId: id(lo, 'spanId', 8, `${p}.links[${l}]`) ?? '',
+              traceId: id(lo, 'traceId', 16, `${p}.links[${l}]`) ?? '',
             };
           }),
           status,

@@ -9,7 +9,8 @@ import { isoOf, type LogMapper, type MappedItem, type SpanMapper } from './map-u
  */
 export const PAYLOAD_KEY = 'proofloop.payload';
 
-function restore(a: Attrs, at: string | undefined): MappedItem[] | null {
+/** `at` is asked only for a record export-otlp wrote (this family is asked first of every record). */
+function restore(a: Attrs, at: () => string | undefined): MappedItem[] | null {
   const kind = a['proofloop.kind'];
   const text = a[PAYLOAD_KEY];
   if (typeof kind !== 'string' || !KIND_RE.test(kind) || typeof text !== 'string') return null;
@@ -24,7 +25,7 @@ function restore(a: Attrs, at: string | undefined): MappedItem[] | null {
   return [
     {
       kind,
-      at: typeof a['proofloop.at'] === 'string' ? a['proofloop.at'] : at,
+      at: typeof a['proofloop.at'] === 'string' ? a['proofloop.at'] : at(),
       payload: payload as Record<string, unknown>,
       ...(typeof v === 'number' && v > 1 ? { v } : {}),
     },
@@ -33,9 +34,9 @@ function restore(a: Attrs, at: string | undefined): MappedItem[] | null {
 
 export const proofloopSpans: SpanMapper = {
   family: 'proofloop',
-  span: (s) => restore(s.attributes, isoOf(s.startNs)),
+  span: (s) => restore(s.attributes, () => isoOf(s.startNs)),
 };
 export const proofloopLogs: LogMapper = {
   family: 'proofloop',
-  log: (l) => restore(l.attributes, isoOf(l.timeNs)),
+  log: (l) => restore(l.attributes, () => isoOf(l.timeNs)),
 };

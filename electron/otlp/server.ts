@@ -7,7 +7,7 @@ import type { Ledger } from '../ledger';
 import { responseTypes, StatusType, type Encoding } from './decode';
 import { DecodeThread } from './decode-thread';
 import { DecodeError, type Signal } from './types';
-import { LiveRuns, type IngestResult, type RecordOf } from './runs';
+import { LiveRuns, type IngestResult } from './runs';
 import { GroupCommit } from './group-commit';
 
 const gunzipAsync = promisify(gunzip);
@@ -163,9 +163,9 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
   const maxBody = opts.maxBodyBytes ?? 16 << 20;
   const maxInflated = opts.maxInflatedBytes ?? 64 << 20;
   const token = opts.token ?? null;
-  const runs = new LiveRuns(opts.ledger, opts.idleMs ?? 120_000);
-  const commits = new GroupCommit(runs);
   const decoder = opts.decodeThread === false ? DecodeThread.none() : DecodeThread.start();
+  const runs = new LiveRuns(opts.ledger, opts.idleMs ?? 120_000, Date.now, decoder);
+  const commits = new GroupCommit(runs);
   let port = 0;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -210,9 +210,9 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
         String(req.headers['content-encoding'] ?? '').toLowerCase(),
         maxInflated,
       );
-      let decoded;
+      let prepared;
       try {
-        decoded = await decoder.decode(signal, body, encoding);
+        prepared = await decoder.prepare(signal, body, encoding);
       } catch (e) {
         if (e instanceof DecodeError) throw new Refusal(400, RPC.invalidArgument, e.message);
         throw e;
@@ -222,16 +222,9 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
       } catch (e) {
         throw new Refusal(503, RPC.unavailable, (e as Error).message);
       }
-      const records: RecordOf[] =
-        decoded.signal === 'traces'
-          ? decoded.records.map((r) => ({ kind: 'span' as const, r }))
-          : decoded.signal === 'logs'
-            ? decoded.records.map((r) => ({ kind: 'log' as const, r }))
-            : [];
+      const parts = prepared.signal === 'metrics' ? [] : prepared.parts;
       const result =
-        records.length > 0
-          ? await commits.submit(records)
-          : { accepted: 0, rejected: 0, errors: [], runs: [] };
+        parts.length > 0 ? await commits.submit(parts) : { accepted: 0, rejected: 0, errors: [], runs: [] };
       answer(res, 200, encoding, exportResponse(signal, result, encoding));
     } catch (e) {
       const r = e instanceof Refusal ? e : new Refusal(500, 13, `internal error: ${(e as Error).message}`);
@@ -243,13 +236,21 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
 
   const server = createServer((req, res) => void handle(req, res));
   server.requestTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 4318, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 4318, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (e) {
+    // A port in use (a collector on 4318) is reported and the inspector serves on: the decode
+    // thread started above must not outlive it (it kept `serve` alive ~3 s after its signal).
+    decoder.close();
+    runs.close();
+    throw e;
+  }
   port = (server.address() as AddressInfo).port;
   return {
     endpoint: `http://127.0.0.1:${port}`,

@@ -152,7 +152,7 @@ describe('group commit: requests that arrive together share one commit', () => {
         return d.records.map((r) => ({ kind: 'span' as const, r }));
       },
     );
-    const results = runs.ingestMany(decoded);
+    const results = runs.ingestRecords(decoded);
     runs.close();
     expect(results[0]).toEqual({ accepted: 5, rejected: 0, errors: [], runs: ['otlp-mixed'] });
     expect(results[2]).toEqual({ accepted: 5, rejected: 0, errors: [], runs: ['otlp-mixed'] });

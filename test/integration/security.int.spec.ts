@@ -15,7 +15,8 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { METHOD_NAMES } from '../../shared/api/contract';
 import { RENDERER_METHODS } from '../../shared/api/surface';
@@ -169,21 +170,28 @@ async function ipcSurface(): Promise<Surface> {
 interface Served {
   port: number;
   token: string;
+  /** What serve says of its OTLP receiver: its endpoint, or why it did not start. */
+  otlp: unknown;
   child: ReturnType<typeof runTs>['child'];
   done: ReturnType<typeof runTs>['done'];
 }
 
 /** `proofloop serve <folder> --json` in a child process, once it printed where it listens. */
-async function startServe(folder: string, opts: { detached?: boolean } = {}): Promise<Served> {
+async function startServe(
+  folder: string,
+  opts: { detached?: boolean; args?: string[] } = {},
+): Promise<Served> {
   let out = '';
-  let info: { port: number; token: string } | null = null;
-  const { child, done } = runTs('electron/cli/main.ts', ['serve', folder, '--json'], {
+  let info: { port: number; token: string; otlp: unknown } | null = null;
+  // Any free OTLP port unless a test names one: 4318 may be another program's (or another test's).
+  const args = opts.args ?? ['--otlp-port', '0'];
+  const { child, done } = runTs('electron/cli/main.ts', ['serve', folder, '--json', ...args], {
     env: { PROOFLOOP_CLI_ENTRY: '1' },
     detached: opts.detached,
     onLine: (line) => {
       out += line + '\n';
       try {
-        info = JSON.parse(out) as { port: number; token: string };
+        info = JSON.parse(out) as { port: number; token: string; otlp: unknown };
       } catch {
         // not the whole document yet
       }
@@ -195,8 +203,8 @@ async function startServe(folder: string, opts: { detached?: boolean } = {}): Pr
     if (Date.now() - t0 > 30_000) throw new Error(`serve printed no URL: ${out}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  const { port, token } = info as { port: number; token: string };
-  return { port, token, child, done };
+  const { port, token, otlp } = info as { port: number; token: string; otlp: unknown };
+  return { port, token, otlp, child, done };
 }
 
 interface Raw {
@@ -755,17 +763,31 @@ describe('7. proofloop serve stops on the first signal', () => {
       })
       .map(Number);
 
-  it.each([['SIGTERM'], ['SIGINT']] as const)(
-    'one %s ends it within a second, leaving no process of its group',
-    async (signal) => {
+  it.each([
+    ['SIGTERM', 'free'],
+    ['SIGINT', 'free'],
+    // Another program (a collector) holds the OTLP port: serve says so and serves on, and the
+    // receiver's half-started parts (its decode thread) must not keep it alive after the signal.
+    ['SIGTERM', 'taken'],
+  ] as const)(
+    'one %s ends it within a second, leaving no process of its group (OTLP port %s)',
+    async (signal, otlpPort) => {
       const f = freshFolder();
+      const holder = createServer();
       try {
         const ledger = Ledger.open(f.dir);
         const w = ledger.writer('r');
         w.append('run_started', { task_id: 't', goal: 'g', agent: { name: 'sim' } });
         w.close();
         ledger.close();
-        const s = await startServe(f.dir, { detached: true });
+        await new Promise<void>((res) => holder.listen(0, '127.0.0.1', res));
+        const taken = (holder.address() as AddressInfo).port;
+        const port = otlpPort === 'taken' ? String(taken) : '0';
+        const s = await startServe(f.dir, { detached: true, args: ['--otlp-port', port] });
+        const otlp = s.otlp;
+        if (otlpPort === 'taken')
+          expect(otlp).toEqual({ error: `port ${taken} is in use (--otlp-port to pick another)` });
+        else expect(otlp).toMatchObject({ endpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
         const pid = s.child.pid!;
         // Busy first: an open event stream and a call, as a page would hold them.
         void raw(s.port, {
@@ -792,6 +814,7 @@ describe('7. proofloop serve stops on the first signal', () => {
         expect(groupMembers(pid)).toEqual([]);
         expectLedgerVerifies(f.dir);
       } finally {
+        holder.close();
         f.cleanup();
       }
     },

@@ -1,0 +1,221 @@
+import { canonicalPayload, checkShape, prepareItem } from '../ledger/prepare';
+import { CURRENT_V } from '../../shared/protocol';
+import { ProofloopError } from '../../shared/result';
+import type { Attrs, OtlpLog, OtlpSpan } from './types';
+import { RunMapState } from './map-util';
+import { mapLog, mapSpan } from './mapping';
+
+/**
+ * Which run each record joins, as a key, and its events mapped, serialised, redacted and checked:
+ * everything the receiver does to a request that needs no ledger. It runs in the decode thread
+ * (decode-worker.ts), in the order bodies arrive, so that the receiver's thread (runs.ts) only
+ * opens runs, chains and commits.
+ *
+ * Records are mapped whether or not their run can then be opened or appended to: a refused
+ * record has moved its key's mapping state (tokens counted, decisions waiting), as a record whose
+ * append failed did when this ran in the receiver's thread.
+ *
+ * A run per conversation (`gen_ai.conversation.id`, `session.id` — Claude Code's —,
+ * `conversation.id` — Codex's —, on the record or its resource), else per trace. A trace that named
+ * its conversation once keeps joining it, so a child span without the id lands beside its parent,
+ * late or out of order.
+ */
+
+const CONVERSATION_KEYS = ['gen_ai.conversation.id', 'session.id', 'conversation.id', 'gen_ai.session.id'];
+
+export type RecordOf = { kind: 'span'; r: OtlpSpan } | { kind: 'log'; r: OtlpLog };
+
+/** What the receiver's thread needs to create a key's run: from the key's first record. */
+export interface RunSeed {
+  traceId: string | null;
+  service: string | null;
+}
+
+/**
+ * One request's records of one run key, in arrival order: their events as canonical JSON, and
+ * when `finished` as the ledger stores them (prepareItem: redacted and checked too;
+ * RunWriter.appendSerialized takes them as they are, else it redacts and checks them), or why they
+ * could not be mapped or prepared (they are refused, alone).
+ */
+export interface PreparedPart {
+  key: string;
+  seed: RunSeed;
+  records: number;
+  kinds: string[];
+  vs: number[];
+  ats: (string | null)[];
+  jsons: string[];
+  finished: boolean;
+  error?: { code: string | null; message: string };
+}
+
+function conversationOf(a: Attrs, resource: Attrs): string | undefined {
+  for (const src of [a, resource]) {
+    for (const k of CONVERSATION_KEYS) {
+      const v = src[k];
+      if ((typeof v === 'string' && v !== '') || typeof v === 'number') return String(v);
+    }
+  }
+  return undefined;
+}
+
+/** A map that forgets its oldest entry past 50,000 (a receiver may run for weeks). */
+function bounded<K, V>(m: Map<K, V>): Map<K, V> {
+  if (m.size >= 50_000) m.delete(m.keys().next().value as K);
+  return m;
+}
+
+interface KeyState {
+  map: RunMapState;
+  /** The resource last written into this key's events (an event repeats it only when it changes). */
+  resource: Attrs | null;
+  resourceJson: string;
+}
+
+export class RunKeys {
+  /** trace id → the conversation it named (bounded: oldest forgotten first). */
+  private readonly traceConversation = new Map<string, string>();
+  /** trace id and conversation id → the key of the run they joined (bounded likewise). */
+  private readonly traceHome = new Map<string, string>();
+  private readonly convHome = new Map<string, string>();
+  /** Mapping state per run key; it outlives an idle writer (a decision's result may come later). */
+  private readonly states = new Map<string, KeyState>();
+
+  /** A new ledger (the app switched folders): its runs start from nothing. */
+  reset(): void {
+    this.states.clear();
+    this.traceHome.clear();
+    this.convHome.clear();
+  }
+
+  /** The key's run let its writer go: its next event carries the resource again. */
+  released(key: string): void {
+    const s = this.states.get(key);
+    if (s) {
+      s.resource = null;
+      s.resourceJson = '';
+    }
+  }
+
+  /**
+   * A request's records keyed, mapped and serialised, one part per run key in order of first
+   * appearance. First the conversations the request names, so a child span in the same request as
+   * its parent joins the parent's conversation whichever comes first. `finish` false leaves
+   * redaction and the schema check to the ledger's thread (the same texts either way).
+   */
+  prepare(records: readonly RecordOf[], finish = true): PreparedPart[] {
+    for (const rec of records) {
+      const trace = rec.r.traceId;
+      const conv = conversationOf(rec.r.attributes, rec.r.resource);
+      if (trace && conv) this.rememberTrace(trace, conv);
+    }
+    const byKey = new Map<string, RecordOf[]>();
+    for (const rec of records) {
+      const key = this.keyOf(rec);
+      const g = byKey.get(key);
+      if (g) g.push(rec);
+      else byKey.set(key, [rec]);
+    }
+    const parts: PreparedPart[] = [];
+    for (const [key, recs] of byKey) parts.push(this.part(key, recs, finish));
+    return parts;
+  }
+
+  private part(key: string, recs: RecordOf[], finish: boolean): PreparedPart {
+    const first = recs[0]!.r;
+    const service = first.resource['service.name'];
+    const part: PreparedPart = {
+      key,
+      seed: { traceId: first.traceId, service: typeof service === 'string' ? service : null },
+      records: recs.length,
+      kinds: [],
+      vs: [],
+      ats: [],
+      jsons: [],
+      finished: finish,
+    };
+    let state = this.states.get(key);
+    if (!state) {
+      state = { map: new RunMapState(), resource: null, resourceJson: '' };
+      this.states.set(key, state);
+      if (this.states.size > 10_000) this.states.delete(this.states.keys().next().value as string);
+    }
+    try {
+      for (const rec of recs) {
+        const withResource = this.resourceChanged(state, rec.r.resource);
+        const mapped =
+          rec.kind === 'span'
+            ? mapSpan(rec.r, state.map, withResource)
+            : mapLog(rec.r, state.map, withResource);
+        for (const it of mapped) {
+          if (finish) part.jsons.push(prepareItem(it));
+          else {
+            checkShape(it);
+            part.jsons.push(canonicalPayload(it));
+          }
+          part.kinds.push(it.kind);
+          part.vs.push(it.v ?? CURRENT_V);
+          part.ats.push(it.at ?? null);
+        }
+      }
+    } catch (e) {
+      part.kinds = [];
+      part.vs = [];
+      part.ats = [];
+      part.jsons = [];
+      part.error = {
+        code: e instanceof ProofloopError ? e.code : null,
+        message: (e as Error).message,
+      };
+    }
+    return part;
+  }
+
+  /** Whether `resource` differs from the one this key's events last carried (and it is now that one). */
+  private resourceChanged(state: KeyState, resource: Attrs): boolean {
+    // A request's records share one resource object: it is written out once a request, not once a record.
+    if (resource === state.resource) return false;
+    const json = JSON.stringify(resource);
+    state.resource = resource;
+    if (json === state.resourceJson) return false;
+    state.resourceJson = json;
+    return true;
+  }
+
+  private rememberTrace(trace: string, conv: string): void {
+    if (this.traceConversation.get(trace) === conv) return;
+    bounded(this.traceConversation).set(trace, conv);
+  }
+
+  /**
+   * The run a record joins, as a key (`c:<conversation>`, `t:<trace>`, `s:<service>`). A trace
+   * stays in the run it first joined and a conversation in the run it was first seen in, so a
+   * record naming only one of them still finds the other's run. When a trace's first spans name
+   * no conversation (a sender that sets it on the root span only, which ends last), that trace
+   * keeps its own run and the conversation is bound to it from then on.
+   */
+  private keyOf(rec: RecordOf): string {
+    const r = rec.r;
+    const trace = r.traceId;
+    const conv =
+      conversationOf(r.attributes, r.resource) ?? (trace ? this.traceConversation.get(trace) : undefined);
+    const byTrace = trace ? this.traceHome.get(trace) : undefined;
+    if (byTrace) {
+      if (conv && !this.convHome.has(conv)) bounded(this.convHome).set(conv, byTrace);
+      return byTrace;
+    }
+    if (conv) {
+      let home = this.convHome.get(conv);
+      if (!home) bounded(this.convHome).set(conv, (home = `c:${conv}`));
+      if (trace) bounded(this.traceHome).set(trace, home);
+      return home;
+    }
+    if (trace) {
+      const home = `t:${trace}`;
+      bounded(this.traceHome).set(trace, home);
+      return home;
+    }
+    const service = r.resource['service.name'];
+    return `s:${typeof service === 'string' && service ? service : 'unknown'}`;
+  }
+}
