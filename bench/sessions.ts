@@ -7,7 +7,8 @@
  * - big: one 1 GB session with multi-MB lines (pasted screenshots, large tool outputs): `open` MB/s
  *   and peak RSS (goal ≤ 400 MB); then `serve` on a fresh ledger in Debian's Chromium: time from
  *   starting serve to the session's first timeline rows (goal ≤ 2 s), and a keyboard step p95
- *   (goal ≤ 50 ms) in the middle of the session, while its snapshots may still be building.
+ *   (goal ≤ 50 ms) in the middle of the session, while its snapshots may still be building; and
+ *   how long an API call waits while serve imports (call_during_import_ms, polled every 100 ms).
  * The foreign folders keep their ledgers in a temporary PROOFLOOP_HOME. Runnable alone after
  * `npm run build`: `npx tsx bench/sessions.ts [many|big]`; PL_BENCH_SESSIONS=<n>, PL_BENCH_BIG_MB=<mb>
  * for quicker looks; PROOFLOOP_BENCH_CPU_PROF=<dir> profiles the CLI children (bench/cli.ts).
