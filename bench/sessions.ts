@@ -7,14 +7,15 @@
  * - big: one 1 GB session with multi-MB lines (pasted screenshots, large tool outputs): `open` MB/s
  *   and peak RSS (goal ≤ 400 MB); then `serve` on a fresh ledger in Debian's Chromium: time from
  *   starting serve to the session's first timeline rows (goal ≤ 2 s), and a keyboard step p95
- *   (goal ≤ 50 ms) in the middle of the session, while its snapshots may still be building.
+ *   (goal ≤ 50 ms) in the middle of the session, while its snapshots may still be building; and
+ *   how long an API call waits while serve imports (call_during_import_ms, polled every 100 ms).
  * The foreign folders keep their ledgers in a temporary PROOFLOOP_HOME. Runnable alone after
  * `npm run build`: `npx tsx bench/sessions.ts [many|big]`; PL_BENCH_SESSIONS=<n>, PL_BENCH_BIG_MB=<mb>
  * for quicker looks; PROOFLOOP_BENCH_CPU_PROF=<dir> profiles the CLI children (bench/cli.ts).
  */
 import { chromium } from '@playwright/test';
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { figures, runMeasured, spawnMeasured, type ChildFigures } from './child';
@@ -152,7 +153,7 @@ export async function benchBigSession(root: string, mbs = Number(process.env.PL_
   const id = sid(123456);
   const file = path.join(folder, '-home-dev-big', `${id}.jsonl`);
   const t = performance.now();
-  // A multi-MB line about every 60 turns (~600 lines): about a third of the bytes.
+  // A multi-MB line (2–8 MB) about every 60 turns (~600 lines): ~86% of the bytes, in ~1 line of 600.
   const gen = writeClaudeSession(file, {
     sessionId: id,
     cwd: '/home/dev/big',
@@ -257,15 +258,19 @@ async function inspectWhileImporting(root: string, folder: string, id: string) {
         return ((await r.json()) as { value: T }).value;
       };
       let events = 0;
+      // How long a call waits while serve imports: the page's requests share its main thread.
+      const waits: number[] = [];
       for (;;) {
+        const tCall = performance.now();
         const cur = await api<{ imported: { files: number } } | null>('folder.current');
+        waits.push(performance.now() - tCall);
         if (cur && cur.imported.files > 0) {
           const runs = await api<{ run_id: string; event_count: number }[]>('runs.list');
           events = runs.find((r) => r.run_id === id)?.event_count ?? 0;
           break;
         }
         if (performance.now() - t0 > 900_000) throw new Error('the opening import took over 15 min');
-        await new Promise((r) => setTimeout(r, 500));
+        await new Promise((r) => setTimeout(r, 100));
       }
       const importDone = performance.now() - t0;
       // The middle of the session, where the state comes from a snapshot (if built yet) plus folds.
@@ -281,11 +286,28 @@ async function inspectWhileImporting(root: string, folder: string, id: string) {
       const jumpMs = performance.now() - tMid;
       await page.getByTestId('timeline').focus();
       await page.evaluate(IN_PAGE_STEP_TIMER);
+      // PROOFLOOP_BENCH_PROFILE=<file.cpuprofile> records the page's CPU profile of the steps.
+      const profileTo = process.env.PROOFLOOP_BENCH_PROFILE;
+      const prof = profileTo ? await page.context().newCDPSession(page) : null;
+      if (prof) {
+        await prof.send('Profiler.enable');
+        await prof.send('Profiler.start');
+      }
       const steps = await timeSteps(page, 'ArrowRight', 1, 60);
       const jumps = await timeSteps(page, 'PageDown', 25, 30);
+      if (prof && profileTo) {
+        const { profile } = await prof.send('Profiler.stop');
+        writeFileSync(profileTo, JSON.stringify(profile));
+      }
       result = {
         ...firstRowsFigures,
         serve_to_import_done_ms: Math.round(importDone),
+        call_during_import_ms: {
+          n: waits.length,
+          p50: quantile(waits, 0.5),
+          p95: quantile(waits, 0.95),
+          max: quantile(waits, 1),
+        },
         events,
         jump_to_middle_ms: Math.round(jumpMs),
         middle_seq: seq,

@@ -1,5 +1,5 @@
 import { createHash, hash } from 'node:crypto';
-import { chainLink, digestCanonical, digestParts, type Sha256Hex } from '../shared/protocol';
+import { canonicalJson, chainLink, digestCanonical, digestParts, type Sha256Hex } from '../shared/protocol';
 
 // One-shot crypto.hash measured 3x faster than createHash().update().digest() for event-sized input.
 export const sha256Hex: Sha256Hex = (input: string) => hash('sha256', input, 'hex');
@@ -27,6 +27,35 @@ export const digestEventCanonical = (
   at: string,
   payloadCanonical: string,
 ): string => digestCanonical(seq, runId, kind, v, at, payloadCanonical, sha256Hex);
+
+/**
+ * digestEventCanonical of a payload given as its canonical JSON's UTF-8 bytes, hashed where they
+ * lie: for a payload of MBs (an imported line whose values moved to artifacts, outline.ts) no
+ * string of MBs is joined around it, nor cloned from the worker that parsed it. The wrapper is
+ * digestCanonical's (shared/protocol/chain.ts); a unit test holds the two to the same digest.
+ */
+export function digestEventCanonicalBytes(
+  seq: number,
+  runId: string,
+  kind: string,
+  v: number,
+  at: string,
+  payloadUtf8: Uint8Array,
+): string {
+  return createHash('sha256')
+    .update('{"at":' + JSON.stringify(at) + ',"kind":' + JSON.stringify(kind) + ',"payload":')
+    .update(payloadUtf8)
+    .update(
+      ',"run_id":' +
+        JSON.stringify(runId) +
+        ',"seq":' +
+        canonicalJson(seq) +
+        ',"v":' +
+        canonicalJson(v) +
+        '}',
+    )
+    .digest('hex');
+}
 
 /** hash = sha256(prev + digest), with Node's SHA-256. */
 export const linkHash = (prev: string, digest: string): string => chainLink(prev, digest, sha256Hex);

@@ -31,6 +31,9 @@ const entries = [
   { in: 'electron/ledger/append-worker.ts', out: 'dist/electron/append-worker.js' },
   { in: 'electron/ingest/worker.ts', out: 'dist/ingest-worker.js' },
   { in: 'electron/ingest/worker.ts', out: 'dist/electron/ingest-worker.js' },
+  // serve and the app import a folder in a thread of its own, beside the one that answers the page.
+  { in: 'electron/ingest/folder-worker.ts', out: 'dist/import-worker.js' },
+  { in: 'electron/ingest/folder-worker.ts', out: 'dist/electron/import-worker.js' },
   // The OTLP receiver (serve and the app) decodes request bodies in a thread of its own.
   { in: 'electron/otlp/decode-worker.ts', out: 'dist/otlp-decode-worker.js' },
   { in: 'electron/otlp/decode-worker.ts', out: 'dist/electron/otlp-decode-worker.js' },

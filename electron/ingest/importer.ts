@@ -13,8 +13,7 @@ import { DEFAULT_MAX_LINE } from './lines';
 import { Sequencer, emptyState, type FileState, type PendingFinding, type Row } from './sequencer';
 import { parsedBlocks, type ParsedBlock } from './source';
 import type { LineResult } from './block';
-import { importArtifactsHome, outlineResults, type StoreArtifact } from './outline';
-import { storeArtifact } from '../runner/artifacts';
+import { importArtifactsHome, outlineResults, storeRedacted, type StoreArtifact } from './outline';
 
 /**
  * Import of one JSONL file into the ledger, incrementally and crash-safely:
@@ -331,7 +330,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
 
   // Large values go to artifacts beside the ledger before their rows are committed (outline.ts).
   const artifactsHome = importArtifactsHome(db.name);
-  const store: StoreArtifact = (text) => storeArtifact(artifactsHome, text);
+  const store: StoreArtifact = storeRedacted(artifactsHome);
   const source = opts.source ?? parsedBlocks;
   try {
     for await (const b of source(abs, start, {
@@ -339,6 +338,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       fmt: state.format,
       maxLine: opts.maxLine ?? DEFAULT_MAX_LINE,
       blockSize: opts.blockSize,
+      artifacts: artifactsHome,
     })) {
       // Checked before the block is applied: nothing read after the abort reaches the ledger.
       if (opts.signal?.aborted) {

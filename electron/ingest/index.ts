@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Ledger } from '../ledger';
 import type { FindingCode } from '../ledger/types';
-import { importFile, keyOf } from './importer';
+import { importFile, keyOf, type ImportOptions } from './importer';
 import { scanFolder } from './scan';
 import { defaultSource } from './parallel';
 import { Prefetch, type FolderFile } from './prefetch';
@@ -25,6 +25,9 @@ export interface IngestSummary {
 export interface IngestControl {
   signal?: AbortSignal;
   onCommit?: () => void;
+  /** The parsing source and block size (see ImportOptions); default: workers for large files. */
+  source?: ImportOptions['source'];
+  blockSize?: number;
 }
 
 export type IngestProgress = (p: { file: string; bytes: number; total: number }) => void;
@@ -74,7 +77,8 @@ export async function ingestFolder(
     .filter((abs) => !known.has(keyOfFile(abs)))
     .map((abs) => ({ abs, onlyIfClaimed: onlyIfClaimed(abs) }));
   const freshAt = new Map(fresh.map((f, i) => [f.abs, i]));
-  const prefetch = Prefetch.start(fresh);
+  // A source of the caller's (one block parsed in this thread, background.ts) reads no file ahead.
+  const prefetch = control.source ? null : Prefetch.start(fresh);
   try {
     for (const abs of files) {
       if (signal?.aborted) return stopped(summary);
@@ -84,7 +88,8 @@ export async function ingestFolder(
         continue;
       }
       const at = freshAt.get(abs);
-      const source = prefetch && at !== undefined ? prefetch.sourceFor(at, defaultSource()) : defaultSource();
+      const own = control.source ?? defaultSource();
+      const source = prefetch && at !== undefined ? prefetch.sourceFor(at, own) : own;
       const opts = { key, source, onlyIfClaimed: onlyIfClaimed(abs), summary };
       if (await importOne(ledger, abs, opts, control, onProgress)) return stopped(summary);
       summary.files += 1;
@@ -112,6 +117,7 @@ async function importOne(
       key,
       onlyIfClaimed: opts.onlyIfClaimed,
       source: opts.source,
+      blockSize: control.blockSize,
       onProgress: onProgress ? (bytes, total) => onProgress({ file: abs, bytes, total }) : undefined,
       signal: control.signal,
       onCommit: control.onCommit,

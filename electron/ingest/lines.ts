@@ -25,6 +25,11 @@ export interface ReadOptions {
   until?: number;
   /** The file's format (its adapter's name), for the parser; null: detected from each line. */
   fmt?: string | null;
+  /**
+   * For a source that parses in workers: where they may store the large values they move out of
+   * events (outline.ts, importArtifactsHome). Unset: the importer moves them, in its thread.
+   */
+  artifacts?: string | null;
 }
 
 export const DEFAULT_BLOCK = 1 << 20;

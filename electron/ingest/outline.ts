@@ -3,6 +3,7 @@ import type { LineResult } from './block';
 import type { ParsedEvent } from './parse';
 import type { MovedValue } from '../../shared/formats/source-ref';
 import { canonicalJson } from '../../shared/protocol';
+import { storeArtifact } from '../runner/artifacts';
 
 /**
  * Large string values of imported events, stored as artifacts (issue 13, Build 6). A Claude Code
@@ -79,8 +80,13 @@ export function outlineEvent(p: ParsedEvent, store: StoreArtifact): boolean {
   const moved: MovedValue[] = [];
   const payload = outlineValue(p.payload, [], store, moved) as Record<string, unknown>;
   if (moved.length === 0) return false;
-  // The digest covers what the file said: the sequencer digests `orig` when it has no digest yet.
-  p.orig ??= p.payload;
+  // The digest covers what the file said: the sequencer digests it when it has no digest yet. An
+  // unredacted payload's stored text is its canonical JSON: kept as its bytes, which the digest
+  // hashes as they are (not the object serialised again), and which leave a worker without a copy
+  // and outside the main thread's heap (MBs, for these events: that heap's garbage was most of a
+  // big session's peak RSS).
+  if (p.orig === null && !p.redacted) p.origUtf8 = Buffer.from(p.json, 'utf8');
+  else p.orig ??= p.payload;
   p.payload = payload;
   p.json = canonicalJson(payload);
   // Stored with its original digest beside it, as a redacted payload is (the ledger's rule).
@@ -96,6 +102,14 @@ export function outlineResults(results: readonly LineResult[], store: StoreArtif
     if (r.t === 'ev') outlineEvent(r, store);
     else if (r.t === 'multi') for (const p of r.list) if (p.t === 'ev') outlineEvent(p, store);
   }
+}
+
+/**
+ * The importer's StoreArtifact: the values it moves come from payloads the parser has redacted
+ * already (parse.ts), so the store does not run the redactor over their MBs a second time.
+ */
+export function storeRedacted(home: string): StoreArtifact {
+  return (text) => storeArtifact(home, text, { redacted: true });
 }
 
 /**

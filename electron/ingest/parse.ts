@@ -40,6 +40,8 @@ export interface ParsedEvent {
    * are known (an unredacted event is digested from `json`).
    */
   orig: Record<string, unknown> | null;
+  /** Instead of `orig`: the unredacted payload's canonical JSON in UTF-8, set where `json` no longer is it (outline.ts). */
+  origUtf8?: Uint8Array;
   /** Over the unredacted event; null where the sequencer digests it (unchained formats). */
   digest: string | null;
   redacted: boolean;

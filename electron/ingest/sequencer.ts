@@ -3,7 +3,12 @@ import { ZERO_HASH } from '../../shared/protocol';
 import { ChainVerifier } from '../ledger/verify';
 import type { ImportedEvent } from '../ledger/ledger';
 import type { Finding, FindingCode } from '../ledger/types';
-import { digestEvent as fastDigest, digestEventCanonical, linkHash as link } from '../crypto';
+import {
+  digestEvent as fastDigest,
+  digestEventCanonical,
+  digestEventCanonicalBytes,
+  linkHash as link,
+} from '../crypto';
 import type { Format, Parsed, ParsedEvent } from './parse';
 import type { Seal } from './importer';
 
@@ -220,7 +225,9 @@ export class Sequencer {
         digest =
           p.orig !== null
             ? fastDigest(p.seq, run.id, p.kind, p.v, p.at, p.orig)
-            : digestEventCanonical(p.seq, run.id, p.kind, p.v, p.at, p.json);
+            : p.origUtf8 !== undefined
+              ? digestEventCanonicalBytes(p.seq, run.id, p.kind, p.v, p.at, p.origUtf8)
+              : digestEventCanonical(p.seq, run.id, p.kind, p.v, p.at, p.json);
       hash = link(run.hash, digest);
     }
     run.seq = p.seq;

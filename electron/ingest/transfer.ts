@@ -50,6 +50,7 @@ const hex64 = (x: string | null): boolean => x === null || x.length === HEX_LEN;
 const packable = (r: LineResult): r is ParsedEvent =>
   r.t === 'ev' &&
   r.orig === null &&
+  r.origUtf8 === undefined &&
   (r.fmt === 'proofloop' || r.json.length <= ARTIFACT_MIN_CHARS) &&
   hex64(r.digest) &&
   hex64(r.prev) &&

@@ -1,9 +1,28 @@
 import { parentPort } from 'node:worker_threads';
 import { parseBlock } from './block';
+import { outlineResults, storeRedacted } from './outline';
 import { packResults } from './transfer';
 
-/** Parse worker: blocks of complete lines in, parsed lines out, packed (see parallel.ts, transfer.ts). */
-parentPort?.on('message', (m: { id: number; buf: Uint8Array; fmt: string | null }) => {
-  const packed = packResults(parseBlock(m.buf, m.fmt));
-  parentPort!.postMessage({ id: m.id, packed }, [packed.cols.buffer as ArrayBuffer]);
-});
+/**
+ * Parse worker: blocks of complete lines in, parsed lines out, packed (see parallel.ts, transfer.ts).
+ * Given an artifacts folder, it also moves the events' large values there, so a line of MBs comes
+ * back as an event of KBs.
+ */
+parentPort?.on(
+  'message',
+  (m: { id: number; buf: Uint8Array; fmt: string | null; artifacts: string | null }) => {
+    const results = parseBlock(m.buf, m.fmt);
+    if (m.artifacts !== null) outlineResults(results, storeRedacted(m.artifacts));
+    const packed = packResults(results);
+    const moved = new Set<ArrayBuffer>([packed.cols.buffer as ArrayBuffer]);
+    for (const [, r] of packed.other) {
+      for (const p of r.t === 'ev' ? [r] : r.t === 'multi' ? r.list : []) {
+        const b = p.t === 'ev' ? p.origUtf8 : undefined;
+        // Given, not copied, when the bytes are the whole of their buffer (a moved event's MBs are).
+        if (b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength)
+          moved.add(b.buffer as ArrayBuffer);
+      }
+    }
+    parentPort!.postMessage({ id: m.id, packed }, [...moved]);
+  },
+);

@@ -1,5 +1,6 @@
 import { closeSync, constants, fsyncSync, lstatSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { confine, mkdirConfined, openConfined, readConfined } from '../fs/confine';
 import { HASH_RE } from '../../shared/protocol/chain';
 import { redactCredentials } from '../../shared/redact';
@@ -41,16 +42,22 @@ const place = (runDir: string, ...rest: string[]) =>
  * Stores content once, content-addressed, readable by the owner only: `<run>/artifacts/<sha256>`.
  * The content passes the redaction engine first, so a secret never reaches the disk; the digest is
  * of what is stored. Written to a temporary file and renamed, so a crash never leaves a torn one.
+ * `redacted`: the content has passed the engine already (an imported payload's values): not again.
  */
-export function storeArtifact(runDir: string, content: string): ArtifactRef & { text: string } {
-  const { text, hits } = redactText(content);
+export function storeArtifact(
+  runDir: string,
+  content: string,
+  opts: { redacted?: boolean } = {},
+): ArtifactRef & { text: string } {
+  const { text, hits } = opts.redacted ? { text: content, hits: 0 } : redactText(content);
   const data = Buffer.from(text, 'utf8');
   const digest = sha256Bytes(data);
   const [folder, segs] = place(runDir, digest);
   const file = confine(folder, segs, 'artifact');
   if (!lstatSync(file, { throwIfNoEntry: false })) {
     mkdirConfined(folder, segs.slice(0, -1), 'artifacts folder');
-    const [, tmpSegs] = place(runDir, `${digest}.${process.pid}.tmp`);
+    // Per thread: import workers of one process may store the same value at once.
+    const [, tmpSegs] = place(runDir, `${digest}.${process.pid}.${threadId}.tmp`);
     const tmp = confine(folder, tmpSegs, 'artifact');
     const fd = openConfined(
       folder,

@@ -12,6 +12,7 @@ import { onRendererSurface, RENDERER_APPEND_KINDS } from '../../shared/api/surfa
 import { err, ProofloopError, type Result } from '../../shared/result';
 import { Ledger, repairMirrors } from '../ledger';
 import { ingestFile, ingestFolder } from '../ingest';
+import { ingestFolderInWorker, type ApartSummary } from '../ingest/background';
 import { builtinTasksDir } from '../paths';
 import type { ServiceContext } from './context';
 import type { Handlers } from './handler';
@@ -20,7 +21,7 @@ import { annotateHandler, checkFolder, ledgerHandlers } from './ledger';
 import { runnerHandlers } from './runner';
 import { stateHandlers } from './state';
 import { watchFolder } from './watch';
-import { attachSnapshotter, buildSnapshotsInBackground } from '../state';
+import { attachSnapshotter, buildSnapshotsInBackground, type BackgroundProgress } from '../state';
 
 const NOTHING = { files: 0, events: 0, findings: 0 };
 
@@ -158,12 +159,14 @@ export class ProofloopService {
     if (this.opts.watch) this.startWatching();
     const info = { folder: abs, runs: 0, imported: NOTHING, mirrors_repaired: repaired };
     const progress = importProgress(abs, this.ctx);
-    const importing = this.ingestOnce(ledger, progress).then(({ aborted, ...imported }) => {
+    const importing = this.ingestOnce(ledger, progress, opts.background).then((r) => {
+      const { aborted, snapshotsApart, ...imported } = r;
       // Stopped, or the folder closed as it ended: the ledger is not to be read any more.
       if (aborted || this.current !== ledger) return { ...info, imported };
       const done = { ...info, runs: ledger.runCount(), imported };
       this.info = done;
-      if (this.opts.watch) this.startSnapshots(ledger);
+      // The import's worker builds them after it, off this thread (ingest/background.ts).
+      if (this.opts.watch && !snapshotsApart) this.startSnapshots(ledger);
       if (imported.events > 0) this.ctx.emit('runs.changed', { run_ids: [] });
       return done;
     });
@@ -186,11 +189,20 @@ export class ProofloopService {
   private stopImports = new AbortController();
   /** Imports of this folder still running, the opening one's and the watcher's. */
   private running = 0;
+  /** The import workers of the open folder, each settled when it has ended (see closeFolder). */
+  private workers: Promise<void>[] = [];
   /** One folder import at a time in this process (the opening one, and the watcher's). */
   private importing: Promise<unknown> = Promise.resolve();
-  private ingestOnce(ledger: Ledger, onProgress?: Parameters<typeof ingestFolder>[1]) {
+  /** `apart`: in a worker thread (background.ts), for an import that a page must not wait behind. */
+  private ingestOnce(ledger: Ledger, onProgress?: Parameters<typeof ingestFolder>[1], apart = false) {
     const control = { signal: this.stopImports.signal, onCommit: () => this.pollSoon?.() };
-    const run = () => ingestFolder(ledger, onProgress, control);
+    const run = (): Promise<ApartSummary> =>
+      apart
+        ? ingestFolderInWorker(ledger, onProgress, control, {
+            onSnapshots: (p) => this.snapshotProgress(p),
+            onWorker: (ended) => this.workers.push(ended),
+          })
+        : ingestFolder(ledger, onProgress, control);
     this.running += 1;
     const next = this.importing.then(run, run).finally(() => (this.running -= 1));
     this.importing = next.catch(() => undefined);
@@ -217,19 +229,20 @@ export class ProofloopService {
   private startSnapshots(ledger: Ledger): void {
     if (this.snapshotting) return;
     this.snapshotting = true;
-    const snapshots = buildSnapshotsInBackground(ledger, {
-      onProgress: (p) =>
-        this.ctx.emit('job.progress', {
-          job_id: `snapshots:${p.run_id}`,
-          label: `indexing states of ${p.run_id}`,
-          done: p.done,
-          total: p.total,
-          finished: p.done >= p.total,
-        }),
-    });
+    const snapshots = buildSnapshotsInBackground(ledger, { onProgress: (p) => this.snapshotProgress(p) });
     this.detach.push(() => {
       snapshots.cancel();
       this.snapshotting = false;
+    });
+  }
+
+  private snapshotProgress(p: BackgroundProgress): void {
+    this.ctx.emit('job.progress', {
+      job_id: `snapshots:${p.run_id}`,
+      label: `indexing states of ${p.run_id}`,
+      done: p.done,
+      total: p.total,
+      finished: p.done >= p.total,
     });
   }
 
@@ -268,12 +281,14 @@ export class ProofloopService {
     for (const d of this.detach.splice(0)) d();
     this.current = null;
     this.info = null;
-    if (!ledger) return Promise.resolve();
-    if (this.running === 0) {
+    // An import's worker may still be building snapshots: stopped too, and waited for.
+    const workers = this.workers.splice(0);
+    if (!ledger) return Promise.all(workers).then(() => undefined);
+    if (this.running === 0 && workers.length === 0) {
       ledger.close();
       return Promise.resolve();
     }
-    return this.importing.then(() => ledger.close());
+    return Promise.all([this.importing, ...workers]).then(() => ledger.close());
   }
 
   onPush(fn: PushListener): () => void {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeClaudeSession } from '../../bench/gen-claude';
 import { ProofloopService } from '../../electron/service/service';
@@ -216,5 +217,46 @@ describe('lines of many MB', () => {
     const moved = events.filter((e) => e.source?.artifacts);
     expect(moved.length).toBeGreaterThanOrEqual(9);
     expect(Math.max(...listed.stdout.split('\n').map((l) => l.length))).toBeLessThan(64 << 10);
+  }, 180_000);
+  it('gives one ledger whether its long lines are parsed in their worker, in the main thread, or there after that worker fails', async () => {
+    // Over 8 MiB: the parallel path, whose long lines go to a worker of their own.
+    expect(statSync(file).size).toBeGreaterThan(8 << 20);
+    const ledgerOf = async (tag: string, extra: NodeJS.ProcessEnv) => {
+      const h = path.join(root, `home-${tag}`);
+      const open = await pl(['--json', 'open', folder], { PROOFLOOP_HOME: h, ...extra });
+      expect(open.code, open.stderr).toBe(0);
+      const dirs = readdirSync(path.join(h, 'folders'));
+      const dir = path.join(h, 'folders', dirs[0]!);
+      const db = new Database(path.join(dir, 'ledger.db'), { readonly: true });
+      try {
+        return {
+          stderr: open.stderr,
+          events: db.prepare('SELECT * FROM events ORDER BY id').all(),
+          findings: db.prepare('SELECT code, line, seq, message FROM findings ORDER BY id').all(),
+          runs: db.prepare('SELECT run_id, head_hash, meta FROM runs ORDER BY run_id').all(),
+          artifacts: readdirSync(path.join(dir, 'artifacts'))
+            .sort()
+            .map((f) => [f, sha(readFileSync(path.join(dir, 'artifacts', f), 'utf8'))]),
+        };
+      } finally {
+        db.close();
+      }
+    };
+    const inWorkers = await ledgerOf('workers', {});
+    const here = await ledgerOf('main-thread', { PROOFLOOP_INGEST_WORKERS: '0' });
+    // A heap far smaller than one 5 MB line needs: the worker runs out of it on the first one.
+    const failed = await ledgerOf('worker-fails', { PROOFLOOP_INGEST_HUGE_HEAP_MB: '4' });
+    expect(inWorkers.stderr).toBe('');
+    expect(failed.stderr).toMatch(/a parse worker failed .*parsed in the main thread/);
+    expect(inWorkers.events.length).toBeGreaterThan(30);
+    expect(inWorkers.artifacts.length).toBeGreaterThanOrEqual(2);
+    // Each artifact holds what its name says.
+    for (const [name, digest] of inWorkers.artifacts) expect(digest).toBe(name);
+    for (const other of [here, failed]) {
+      expect(other.events).toEqual(inWorkers.events);
+      expect(other.findings).toEqual(inWorkers.findings);
+      expect(other.runs).toEqual(inWorkers.runs);
+      expect(other.artifacts).toEqual(inWorkers.artifacts);
+    }
   }, 180_000);
 });

@@ -217,4 +217,73 @@ describe('serve while the opening import runs', () => {
       else process.env.PROOFLOOP_HOME = was;
     }
   }, 120_000);
+
+  it('imports and then builds snapshots through a connection of its own, while the serving thread answers', async () => {
+    const home = path.join(root, 'home-apart');
+    const was = process.env.PROOFLOOP_HOME;
+    process.env.PROOFLOOP_HOME = home;
+    try {
+      const svc = new ProofloopService({ watch: true });
+      await svc.openFolder(folder, { background: true });
+      const ledger = svc.ctx.ledger();
+      // Rows this connection (the serving thread's) has written; the import's worker has its own.
+      const mine = ledger.db.prepare('SELECT total_changes()').pluck();
+      const count = ledger.db.prepare('SELECT COUNT(*) FROM events_v WHERE run_id = ?').pluck();
+      const snapshots = ledger.db.prepare('SELECT COUNT(*) FROM snapshots').pluck();
+      const pushes: string[] = [];
+      const off = svc.onPush((channel, payload) => {
+        if (channel === 'job.progress') pushes.push((payload as { job_id: string }).job_id);
+      });
+      // Answered again and again while the import goes on, each answer seeing as many rows or more.
+      const seen: number[] = [];
+      let imported = false;
+      void svc.opening.then(() => (imported = true));
+      for (let i = 0; !imported; i++) {
+        expect(i, 'the import ends within 60 s').toBeLessThan(3000);
+        const r = await svc.call('runs.list', {}, 'renderer');
+        expect(r.ok).toBe(true);
+        const run = (r.ok ? (r.value as RunRow[]) : []).find((x) => x.run_id === SESSION);
+        seen.push(run?.event_count ?? 0);
+        await sleep(20);
+      }
+      expect(seen).toEqual([...seen].sort((a, b) => a - b));
+      const during = new Set(seen.filter((n) => n > 0 && n < total));
+      expect(during.size, 'answers at several points of the import').toBeGreaterThanOrEqual(3);
+      expect(count.get(SESSION)).toBe(total);
+      // The serving thread made the first commit only (its first rows, their run and progress).
+      const wroteHere = mine.get() as number;
+      expect(wroteHere).toBeGreaterThan(0);
+      expect(wroteHere).toBeLessThan(total / 10);
+      // Then the worker builds the snapshots the run lacks, with their progress pushed here.
+      for (let i = 0; (snapshots.get() as number) === 0; i++) {
+        expect(i, 'snapshots within 60 s').toBeLessThan(3000);
+        await sleep(20);
+      }
+      expect(mine.get(), 'no snapshot written by the serving thread').toBe(wroteHere);
+      for (let i = 0; !pushes.includes(`snapshots:${SESSION}`); i++) {
+        expect(i, 'snapshot progress pushed').toBeLessThan(3000);
+        await sleep(20);
+      }
+      off();
+      await svc.closeFolder();
+      // Closing stopped the worker's snapshots too: none are written after it.
+      const db = new Database(
+        path.join(home, 'folders', readdirSync(path.join(home, 'folders'))[0]!, 'ledger.db'),
+        {
+          readonly: true,
+        },
+      );
+      try {
+        const at = db.prepare('SELECT COUNT(*) FROM snapshots').pluck();
+        const then = at.get() as number;
+        await sleep(1500);
+        expect(at.get()).toBe(then);
+      } finally {
+        db.close();
+      }
+    } finally {
+      if (was === undefined) delete process.env.PROOFLOOP_HOME;
+      else process.env.PROOFLOOP_HOME = was;
+    }
+  }, 120_000);
 });
