@@ -1,5 +1,5 @@
 import { createHash, hash } from 'node:crypto';
-import { canonicalJson, chainLink, digestCanonical, digestParts, type Sha256Hex } from '../shared/protocol';
+import { chainLink, digestCanonical, digestEnvelope, digestParts, type Sha256Hex } from '../shared/protocol';
 
 // One-shot crypto.hash measured 3x faster than createHash().update().digest() for event-sized input.
 export const sha256Hex: Sha256Hex = (input: string) => hash('sha256', input, 'hex');
@@ -32,7 +32,7 @@ export const digestEventCanonical = (
  * digestEventCanonical of a payload given as its canonical JSON's UTF-8 bytes, hashed where they
  * lie: for a payload of MBs (an imported line whose values moved to artifacts, outline.ts) no
  * string of MBs is joined around it, nor cloned from the worker that parsed it. The wrapper is
- * digestCanonical's (shared/protocol/chain.ts); a unit test holds the two to the same digest.
+ * digestEnvelope (shared/protocol/chain.ts), as for digestCanonical; a unit test holds the two to the same digest.
  */
 export function digestEventCanonicalBytes(
   seq: number,
@@ -42,19 +42,8 @@ export function digestEventCanonicalBytes(
   at: string,
   payloadUtf8: Uint8Array,
 ): string {
-  return createHash('sha256')
-    .update('{"at":' + JSON.stringify(at) + ',"kind":' + JSON.stringify(kind) + ',"payload":')
-    .update(payloadUtf8)
-    .update(
-      ',"run_id":' +
-        JSON.stringify(runId) +
-        ',"seq":' +
-        canonicalJson(seq) +
-        ',"v":' +
-        canonicalJson(v) +
-        '}',
-    )
-    .digest('hex');
+  const [before, after] = digestEnvelope(seq, runId, kind, v, at);
+  return createHash('sha256').update(before).update(payloadUtf8).update(after).digest('hex');
 }
 
 /** hash = sha256(prev + digest), with Node's SHA-256. */

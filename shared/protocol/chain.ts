@@ -51,6 +51,24 @@ export function digestParts(
   return digestCanonical(seq, runId, kind, v, at, canonicalJson(payload), sha256);
 }
 
+/**
+ * The canonical JSON of an event's digested fields around its payload, which goes between the two
+ * (`at` and `kind` sort before `payload`, `run_id`, `seq` and `v` after): the one place the digest's
+ * envelope is written, for a payload given as text here and as bytes in electron/crypto.ts.
+ */
+export function digestEnvelope(
+  seq: number,
+  runId: string,
+  kind: string,
+  v: number,
+  at: string,
+): [before: string, after: string] {
+  return [
+    '{"at":' + JSON.stringify(at) + ',"kind":' + JSON.stringify(kind) + ',"payload":',
+    ',"run_id":' + JSON.stringify(runId) + ',"seq":' + canonicalJson(seq) + ',"v":' + canonicalJson(v) + '}',
+  ];
+}
+
 /** digestParts for a payload whose canonical JSON is already in hand (the ledger stores that text). */
 export function digestCanonical(
   seq: number,
@@ -61,21 +79,8 @@ export function digestCanonical(
   payloadCanonical: string,
   sha256: Sha256Hex,
 ): string {
-  return sha256(
-    '{"at":' +
-      JSON.stringify(at) +
-      ',"kind":' +
-      JSON.stringify(kind) +
-      ',"payload":' +
-      payloadCanonical +
-      ',"run_id":' +
-      JSON.stringify(runId) +
-      ',"seq":' +
-      canonicalJson(seq) +
-      ',"v":' +
-      canonicalJson(v) +
-      '}',
-  );
+  const [before, after] = digestEnvelope(seq, runId, kind, v, at);
+  return sha256(before + payloadCanonical + after);
 }
 
 /**
