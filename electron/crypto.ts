@@ -32,7 +32,8 @@ export const digestEventCanonical = (
  * digestEventCanonical of a payload given as its canonical JSON's UTF-8 bytes, hashed where they
  * lie: for a payload of MBs (an imported line whose values moved to artifacts, outline.ts) no
  * string of MBs is joined around it, nor cloned from the worker that parsed it. The wrapper is
- * digestEnvelope (shared/protocol/chain.ts), as for digestCanonical; a unit test holds the two to the same digest.
+ * digestEnvelope (shared/protocol/chain.ts), as for digestCanonical; a unit test holds the two to
+ * the same digest.
  */
 export function digestEventCanonicalBytes(
   seq: number,
