@@ -76,6 +76,12 @@ export function lowerBound(a: readonly number[], x: number): number {
 
 export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> = (set, get) => {
   let selectToken = 0;
+  /**
+   * A seq asked for (a link, the URL) beyond the run's head, as when a page opens a session that
+   * is still being imported: the selection stays on the newest event until that seq arrives, then
+   * takes it, once. Any other move of the selection forgets it.
+   */
+  let awaited: { runId: string; seq: number } | null = null;
 
   async function loadMarkers(runId: string, from?: number, to?: number) {
     const r = await call('events.read', {
@@ -108,6 +114,7 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
       const token = ++selectToken;
       const known = runSummaryOf(get(), runId);
       const head = known?.head_seq ?? 0;
+      awaited = seq != null && seq > head ? { runId, seq } : null;
       const wanted = seq ?? (head > 0 ? 1 : 0);
       eventCache(runId, head);
       const first = Math.min(wanted, head || wanted);
@@ -131,6 +138,7 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
         }
         const h = Math.max(get().head, r.value.head_seq);
         eventCache(runId, h);
+        if (awaited && awaited.seq <= h) awaited = null;
         const cur = get().seq;
         set({ head: h, seq: cur === 0 && h > 0 ? (seq ?? 1) : Math.min(cur, h) || cur });
         if (get().follow && h > 0) get().setSeq(h, { keepFollow: true });
@@ -152,6 +160,7 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
       const { head, runId } = get();
       if (!runId || head === 0) return;
       const s = Math.max(1, Math.min(head, Math.round(seq)));
+      awaited = Math.round(seq) > head ? { runId, seq: Math.round(seq) } : null;
       const follow = opts?.keepFollow ? get().follow : s === head && get().follow;
       if (s !== get().seq || follow !== get().follow) set({ seq: s, follow });
       get().requestState();
@@ -228,7 +237,8 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
       void loadMarkers(runId, fromSeq, toSeq);
       const filter = get().filter;
       if (filter) void get().setKindFilter(filter.kinds);
-      if (get().follow) get().setSeq(head, { keepFollow: true });
+      if (awaited?.runId === runId) get().setSeq(awaited.seq);
+      else if (get().follow) get().setSeq(head, { keepFollow: true });
       else if (wasEmpty) get().setSeq(1);
     },
 

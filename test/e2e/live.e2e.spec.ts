@@ -55,3 +55,22 @@ test('start a task from the app and watch its events arrive', async ({ app, serv
   await expect(app.runItem(runId)).toBeVisible();
   await app.screenshot('task-live');
 });
+
+test('a link to a seq the run does not hold yet shows the head, then that seq when it arrives', async ({
+  app,
+  server,
+  page,
+}) => {
+  await appendRun(server, 'growing', DEMO_EVENTS.slice(0, 2));
+  await app.open('#/run/growing/seq/5');
+  await expect(page.getByTestId('run-title')).toHaveText('growing');
+  await app.expectSeq(2, 2);
+  // Not yet: seq 5 is still ahead of the head.
+  await appendRun(server, 'growing', DEMO_EVENTS.slice(2, 4));
+  await app.expectSeq(4, 4);
+  await appendRun(server, 'growing', DEMO_EVENTS.slice(4, 7));
+  await app.expectSeq(5, 7);
+  // Taken once: later events leave the selection where it is.
+  await appendRun(server, 'growing', DEMO_EVENTS.slice(7, 9));
+  await expect(page.getByTestId('seq-indicator')).toHaveText('seq 5 / 9');
+});
