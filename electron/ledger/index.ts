@@ -5,8 +5,8 @@ export {
   type LedgerReader,
   type CreateRunOptions,
   type AppendListener,
-  type SerializedItems,
 } from './ledger';
+export type { SerializedItems } from './append-source';
 export { ChainVerifier, digestRunIdOf, verifyEvents, type VerifyReport } from './verify';
 export { repairMirrors } from './mirror';
 export { ledgerPath } from './open';
