@@ -154,6 +154,47 @@ test('a long run is paged, not read whole', async ({ app, server, page }) => {
   await app.screenshot('long-run-end');
 });
 
+test('every row on screen is rendered, however far the keys or the wheel scrolled the list', async ({
+  app,
+  server,
+  page,
+}) => {
+  await appendRun(server, 'long', fillerEvents(1200));
+  await app.open('#/run/long/seq/1');
+  await app.expectSeq(1, 1200);
+  const timeline = page.getByTestId('timeline');
+  // The seqs whose rows are on screen but not in the DOM (the list renders for a scroll offset
+  // that moves in steps of several rows: the overscan must still cover what is shown).
+  const missing = () =>
+    timeline.evaluate((el) => {
+      const rendered = new Set(
+        [...el.querySelectorAll('[data-testid="timeline-row"]')].map((r) =>
+          Number(r.getAttribute('data-seq')),
+        ),
+      );
+      const out: number[] = [];
+      const first = Math.floor(el.scrollTop / 22) + 1;
+      const last = Math.min(1200, Math.ceil((el.scrollTop + el.clientHeight) / 22));
+      for (let s = first; s <= last; s++) if (!rendered.has(s)) out.push(s);
+      return { out, first, last };
+    });
+  for (let i = 2; i <= 90; i++) {
+    await page.keyboard.press('ArrowRight');
+    if (i % 10 === 0) {
+      await app.expectSeq(i, 1200);
+      const m = await missing();
+      expect(m.last, 'the list scrolled with the selection').toBeGreaterThanOrEqual(i);
+      expect(m.out).toEqual([]);
+    }
+  }
+  for (const dy of [30, 150, 161, 400, -170, 2000, -37]) {
+    await timeline.hover();
+    await page.mouse.wheel(0, dy);
+    await page.waitForTimeout(120);
+    expect((await missing()).out).toEqual([]);
+  }
+});
+
 test('a long run id stays whole in the header, beside the actions and a long compare list', async ({
   app,
   server,

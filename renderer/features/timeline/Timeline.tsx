@@ -1,5 +1,5 @@
 import { useLayoutEffect, useMemo, useRef } from 'react';
-import { useVirtualizer } from '@tanstack/react-virtual';
+import { observeElementOffset, useVirtualizer } from '@tanstack/react-virtual';
 import { useApp } from '../../store';
 import { runSummaryOf } from '../../store/runsSlice';
 import { lowerBound } from '../../store/timelineSlice';
@@ -9,6 +9,13 @@ import { TimelineRow } from './TimelineRow';
 import { useRunFormat } from '../formats/useRunFormat';
 
 export const ROW_HEIGHT = 22;
+const OVERSCAN = 15;
+/**
+ * The scroll offset the list is rendered for moves in steps of this many pixels: a keyboard step
+ * that scrolls the list by one row then changes no rendered row (the overscan below the view
+ * still covers it), so it costs no second render and no second frame. Less than the overscan.
+ */
+const OFFSET_STEP = Math.floor(OVERSCAN / 2) * ROW_HEIGHT;
 
 /** The run's events, virtualised: only the rows on screen exist, their pages fetched on demand. */
 export function Timeline() {
@@ -29,7 +36,11 @@ export function Timeline() {
     count,
     getScrollElement: () => parentRef.current,
     estimateSize: () => ROW_HEIGHT,
-    overscan: 15,
+    overscan: OVERSCAN,
+    observeElementOffset: (instance, cb) =>
+      observeElementOffset(instance, (offset, isScrolling) =>
+        cb(Math.floor(offset / OFFSET_STEP) * OFFSET_STEP, isScrolling),
+      ),
     // A scroll re-renders the rows in a task of its own, not inside the scroll event of the frame
     // that paints a step: the overscan rows cover the few pixels a step scrolls.
     useFlushSync: false,
