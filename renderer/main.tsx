@@ -1,5 +1,6 @@
-// First: it must run before any schema is defined (zod decides on its JIT as each object is built).
-import './zod-jitless';
+// No zod schema is built in the page: it imports only types from shared/api (and the names in
+// surface.ts), so it starts without the contract's schemas, and zod's `new Function` probe never
+// runs under the page's CSP (security.e2e.spec.ts fails on any CSP violation).
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';

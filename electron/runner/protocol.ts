@@ -11,12 +11,9 @@
  */
 import type { SimHints } from './catalog';
 
-export const VARIANTS = ['careful', 'hasty', 'rogue', 'looping', 'hang', 'leaky', 'crashy'] as const;
-export type Variant = (typeof VARIANTS)[number];
+import type { Variant } from '../../shared/api/variants';
 
-export function isVariant(v: string): v is Variant {
-  return (VARIANTS as readonly string[]).includes(v);
-}
+export { VARIANTS, isVariant, type Variant } from '../../shared/api/variants';
 
 export interface ModelTask {
   id: string;

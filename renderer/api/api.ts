@@ -1,11 +1,5 @@
-import {
-  isMethodName,
-  type ArgsOf,
-  type MethodName,
-  type PushName,
-  type PushOf,
-  type ResultOf,
-} from '../../shared/api/contract';
+import type { ArgsOf, MethodName, PushName, PushOf, ResultOf } from '../../shared/api/contract';
+import { onRendererSurface } from '../../shared/api/surface';
 import type { Result } from '../../shared/result';
 import { createClient, type ApiClient } from './client';
 
@@ -36,9 +30,9 @@ export function subscribe<P extends PushName>(channel: P, fn: (payload: PushOf<P
   return api().subscribe(channel, fn);
 }
 
-/** Whether this build's contract has the method (methods land one by one). */
+/** Whether the renderer may call the method: it is in the contract and on the renderer's surface. */
 export function available(method: string): boolean {
-  return isMethodName(method);
+  return onRendererSurface(method);
 }
 
 export const unavailable = (method: string): UiError => ({

@@ -1,5 +1,5 @@
 import type { ArgsOf, MethodName, PushName, PushOf, ResultOf } from '../../shared/api/contract';
-import { PUSH_NAMES } from '../../shared/api/contract';
+import { RENDERER_PUSHES } from '../../shared/api/surface';
 import type { Result } from '../../shared/result';
 
 /** What the renderer knows of the main process: the contract's methods and pushes, nothing else. */
@@ -41,7 +41,7 @@ function httpClient(token: string, base = ''): ApiClient {
   const ensureSource = () => {
     if (source) return;
     source = new EventSource(`${base}/api/events?token=${encodeURIComponent(token)}`);
-    for (const name of PUSH_NAMES) {
+    for (const name of RENDERER_PUSHES) {
       source.addEventListener(name, (ev) => {
         const data = JSON.parse((ev as MessageEvent<string>).data) as unknown;
         for (const fn of listeners.get(name) ?? []) fn(data);

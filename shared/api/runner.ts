@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { method } from './spec';
 import { ByRun, RunId } from './ledger';
+import { VARIANTS } from './variants';
 
-export const VariantSchema = z.enum(['careful', 'hasty', 'rogue', 'looping', 'hang', 'leaky', 'crashy']);
+export const VariantSchema = z.enum(VARIANTS);
 
 export const TaskSummarySchema = z.object({
   id: z.string(),

@@ -1,10 +1,8 @@
 import { useEffect, useState } from 'react';
 import { useApp } from '../../store';
 import { ErrorBox } from '../../ui/ErrorBox';
-import { VariantSchema } from '../../../shared/api/runner';
+import { VARIANTS } from '../../../shared/api/variants';
 import type { Variant } from '../../store/tasksSlice';
-
-const VARIANTS = VariantSchema.options;
 
 /** Start a task (task, variant, seed) and watch the new run live. */
 export function TaskPanel() {
