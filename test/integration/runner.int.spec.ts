@@ -12,7 +12,8 @@ import {
 import path from 'node:path';
 import { Ledger, verifyEvents, type StoredEvent } from '../../electron/ledger';
 import { loadCatalog } from '../../electron/runner/catalog';
-import { RunHost, runJudge, type RunMeta } from '../../electron/runner/host';
+import { RunHost, type RunMeta } from '../../electron/runner/host';
+import { runJudge } from '../../electron/runner/judge';
 import { comparable } from '../../electron/runner/divergence';
 import { PolicyEngine } from '../../electron/runner/policy';
 import { executeTool, confine } from '../../electron/runner/tools';
