@@ -25,8 +25,18 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 function field(o: Obj, name: string): unknown {
   // The protobuf JSON mapping lets a parser accept the proto field name as well.
   if (name in o) return o[name];
-  const snake = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  return o[snake];
+  return o[snakeOf(name)];
+}
+
+/** Field names are a few constants: their proto names are made once (a span lacks several fields). */
+const snakes = new Map<string, string>();
+function snakeOf(name: string): string {
+  let snake = snakes.get(name);
+  if (snake === undefined) {
+    snake = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    snakes.set(name, snake);
+  }
+  return snake;
 }
 
 function list(o: Obj, name: string, at: string): unknown[] {
