@@ -19,7 +19,14 @@ const anId = (bytes: number) =>
   fc.oneof(
     { weight: 8, arbitrary: hex(bytes) },
     { weight: 1, arbitrary: fc.constant('') },
-    { weight: 1, arbitrary: fc.integer({ min: 1, max: 30 }).chain(hex) },
+    // Not 11 bytes: their 22 hex digits are also the base64 of 16 bytes, which JSON then reads.
+    {
+      weight: 1,
+      arbitrary: fc
+        .integer({ min: 1, max: 30 })
+        .filter((n) => n !== 11)
+        .chain(hex),
+    },
   );
 const u64 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }).map(String);
 const key = fc.oneof(
