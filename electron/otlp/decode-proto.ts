@@ -26,7 +26,7 @@ interface Long {
 interface PbAnyValue {
   stringValue: string;
   boolValue: boolean;
-  intValue: Long;
+  intValue: Long | number;
   doubleValue: number;
   bytesValue: Uint8Array;
   arrayValue: { values: PbAnyValue[] };
@@ -46,16 +46,16 @@ interface PbSpan {
   parentSpanId: Uint8Array;
   name: string;
   kind: number;
-  startTimeUnixNano: Long;
-  endTimeUnixNano: Long;
+  startTimeUnixNano: Long | number;
+  endTimeUnixNano: Long | number;
   attributes: PbKeyValue[];
-  events: { timeUnixNano: Long; name: string; attributes: PbKeyValue[] }[];
+  events: { timeUnixNano: Long | number; name: string; attributes: PbKeyValue[] }[];
   links: { traceId: Uint8Array; spanId: Uint8Array; attributes: PbKeyValue[] }[];
   status: { code: number; message: string };
 }
 interface PbLog {
-  timeUnixNano: Long;
-  observedTimeUnixNano: Long;
+  timeUnixNano: Long | number;
+  observedTimeUnixNano: Long | number;
   severityNumber: number;
   severityText: string;
   body: PbAnyValue;
@@ -90,11 +90,22 @@ function id(b: Uint8Array, bytes: number, where: () => string): string | null {
   return idText(toBase64(b), bytes, where());
 }
 
-/** A fixed64 as a decimal string (unsigned, as the decoder marks it). */
-function u64(l: Long): string {
+/**
+ * A fixed64 as a decimal string (unsigned, as the decoder marks it). protobufjs gives a number
+ * instead where the `long` package cannot be loaded, as toObject then did.
+ */
+function u64(l: Long | number): string {
+  if (typeof l === 'number') return String(l);
   // Below 2^53 (high under 2^21) the double is exact and String() much cheaper than Long's division loop.
   if (l.high >>> 0 < 0x200000) return String((l.high >>> 0) * 0x100000000 + (l.low >>> 0));
   return l.toString();
+}
+
+/** An int64 as a number where that is exact, else as its decimal string. */
+function i64(l: Long | number): number | string {
+  const x = typeof l === 'number' ? l : l.toNumber();
+  if (Number.isSafeInteger(x)) return x;
+  return typeof l === 'number' ? String(l) : l.toString();
 }
 
 function anyValue(v: PbAnyValue | null, depth: number, whole = false): AttrValue {
@@ -103,10 +114,7 @@ function anyValue(v: PbAnyValue | null, depth: number, whole = false): AttrValue
   // In the JSON walk's order, for a oneof sent with more than one member.
   if (has(v, 'stringValue')) return whole ? v.stringValue : bounded(v.stringValue);
   if (has(v, 'boolValue')) return v.boolValue;
-  if (has(v, 'intValue')) {
-    const x = v.intValue.toNumber();
-    return Number.isSafeInteger(x) ? x : v.intValue.toString();
-  }
+  if (has(v, 'intValue')) return i64(v.intValue);
   if (has(v, 'doubleValue')) {
     const x = v.doubleValue;
     // Canonical JSON holds no NaN or Infinity: such a double is kept as its name.

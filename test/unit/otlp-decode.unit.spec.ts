@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { decodeRequest, LIMITS, requestTypes } from '../../electron/otlp/decode';
 import * as json from '../../electron/otlp/decode-json';
+import * as proto from '../../electron/otlp/decode-proto';
 import { RunKeys } from '../../electron/otlp/run-keys';
 import { recordsOf } from '../../electron/otlp/prepared';
 import type { Signal } from '../../electron/otlp/types';
@@ -209,6 +210,23 @@ describe('OTLP protobuf read from its messages', () => {
     expect(() => decodeRequest('traces', toProtobuf('traces', req), 'protobuf')).toThrow(
       /^resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.traceId: "q6urq6s=" is not a 16-byte id/,
     );
+  });
+
+  it('reads 64-bit integers given as numbers (protobufjs without the long package) as toObject did', () => {
+    const T = requestTypes.traces;
+    const ids = { traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8) };
+    const message = T.decode(toProtobuf('traces', { resourceSpans: [{ scopeSpans: [{ spans: [ids] }] }] }));
+    const span = (message as unknown as proto.PbTraces).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    Object.assign(span, { startTimeUnixNano: 1_700_000_000_123_456_000, endTimeUnixNano: 2 ** 60 });
+    span.attributes.push({
+      key: 'n',
+      value: T.lookupType('opentelemetry.proto.common.v1.AnyValue').fromObject({ intValue: 1 }),
+    });
+    (span.attributes[0]!.value as unknown as { intValue: number }).intValue = -(2 ** 60);
+    const [record] = proto.spansOf(message as unknown as proto.PbTraces);
+    expect(record!.startNs).toBe('1700000000123456000');
+    expect(record!.endNs).toBe(String(2 ** 60));
+    expect(record!.attributes.n).toBe(String(-(2 ** 60)));
   });
 
   it('stores the same events from either encoding', () => {
