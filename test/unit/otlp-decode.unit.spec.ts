@@ -220,7 +220,9 @@ describe('OTLP protobuf read from its messages', () => {
     Object.assign(span, { startTimeUnixNano: 1_700_000_000_123_456_000, endTimeUnixNano: 2 ** 60 });
     span.attributes.push({
       key: 'n',
-      value: T.lookupType('opentelemetry.proto.common.v1.AnyValue').fromObject({ intValue: 1 }),
+      value: T.lookupType('opentelemetry.proto.common.v1.AnyValue').fromObject({
+        intValue: 1,
+      }) as unknown as (typeof span.attributes)[number]['value'],
     });
     (span.attributes[0]!.value as unknown as { intValue: number }).intValue = -(2 ** 60);
     const [record] = proto.spansOf(message as unknown as proto.PbTraces);
