@@ -1,5 +1,5 @@
 /**
- * OTLP receiver throughput (issue 14). Runnable alone: `npx tsx bench/otlp.ts [spans]`.
+ * OTLP receiver throughput (issue 14). Runnable alone: `npx tsx bench/otlp.ts [spans] [in-flight,…]`.
  * Spans received per second as they are made durable: requests of 100 GenAI spans (half `chat`
  * spans proposing a tool call, half `execute_tool` spans: 150 events a request), posted over a
  * real socket to the receiver by a client in a process of its own, two requests in flight (and
@@ -7,13 +7,15 @@
  * Beside it, in the same process on the same disk, the ledger's own batched append rate with batches of the same 150 events (what the receiver's appends cost
  * without decoding, mapping and HTTP): appendBatch of their payloads, and appendSerialized of their
  * stored texts (what the receiver's thread does with what its decode thread prepared: chain,
- * insert, commit). Goal: ≥ 20,000 spans/s.
+ * insert, commit). Goal: ≥ 20,000 spans/s. CPU a span is given per thread: main, decode, the rest.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Ledger, type RunWriter } from '../electron/ledger';
 import { startOtlpReceiver } from '../electron/otlp';
 import { requestTypes } from '../electron/otlp/decode';
@@ -102,18 +104,8 @@ function toProtobuf(req: Record<string, unknown>): Buffer {
   return Buffer.from(T.encode(T.fromObject(JSON.parse(json) as Record<string, unknown>)).finish());
 }
 
-/**
- * Posts the bodies from a process of its own (bench/otlp-sender.mjs), `inFlight` at a time; the
- * milliseconds from its first post to its last answer. Bodies go over as one file, read before
- * the clock starts.
- */
-async function sendAll(
-  root: string,
-  port: number,
-  bodies: Buffer[],
-  type: string,
-  inFlight: number,
-): Promise<number> {
+/** The bodies as one file for the sender ([u32 length][body]…), read by it before its clock starts. */
+function bodiesFile(root: string, bodies: Buffer[], inFlight: number): string {
   const file = path.join(root, `bodies-${bodies.length}-${inFlight}.bin`);
   const parts: Buffer[] = [];
   for (const b of bodies) {
@@ -122,6 +114,14 @@ async function sendAll(
     parts.push(n, b);
   }
   writeFileSync(file, Buffer.concat(parts));
+  return file;
+}
+
+/**
+ * Posts the bodies of `file` from a process of its own (bench/otlp-sender.mjs), `inFlight` at a
+ * time; the milliseconds from its first post to its last answer.
+ */
+async function send(file: string, port: number, type: string, inFlight: number): Promise<number> {
   const sender = fileURLToPath(new URL('../bench/otlp-sender.mjs', import.meta.url));
   const child = spawn(process.execPath, [sender, String(port), type, String(inFlight), file], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -133,19 +133,54 @@ async function sendAll(
   return (JSON.parse(out) as { ms: number }).ms;
 }
 
+const sendAll = (root: string, port: number, bodies: Buffer[], type: string, inFlight: number) =>
+  send(bodiesFile(root, bodies, inFlight), port, type, inFlight);
+
 /**
- * CPU µs of this process's main thread alone (Linux: /proc/self/task/<pid>/stat, in clock ticks of
- * 10 ms; null elsewhere): with the decode thread, process.cpuUsage counts both threads, and the
- * main thread's share is what bounds the rate when the second core is free.
+ * A full collection before the clock starts: building the bodies (protobufjs's fromObject and
+ * encode) leaves garbage that V8's threads and the main thread would otherwise collect during the
+ * measured run, counted as the receiver's (measured up to ~40 µs a protobuf span).
  */
-function mainThreadMicros(): number | null {
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+/**
+ * CPU µs of each of this process's threads (Linux: /proc/self/task/<tid>/stat, in clock ticks of
+ * 10 ms; null elsewhere), by thread id: process.cpuUsage counts all of them together, and the
+ * main thread's and the decode thread's shares are what bound the rate on 2 cores.
+ */
+function threadMicros(): Map<number, number> | null {
   try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10_000; // utime + stime, at 100 ticks a second
+    const out = new Map<number, number>();
+    for (const tid of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(tid), (Number(f[11]) + Number(f[12])) * 10_000); // utime + stime, at 100 ticks a second
+    }
+    return out;
   } catch {
     return null;
   }
+}
+
+/**
+ * µs a span of the main thread, of the busiest other thread (the decode thread: the threads are
+ * not named, and no other does that much), and of the rest (V8's GC and compiler threads, libuv's).
+ */
+function threadShares(t0: Map<number, number> | null, t1: Map<number, number> | null, spans: number) {
+  if (!t0 || !t1) return null;
+  const used = [...t1].map(([tid, us]) => [tid, us - (t0.get(tid) ?? 0)] as const);
+  const main = used.find(([tid]) => tid === process.pid)?.[1] ?? 0;
+  const others = used
+    .filter(([tid]) => tid !== process.pid)
+    .map(([, us]) => us)
+    .sort((a, b) => b - a);
+  const per = (us: number) => Math.round(us / spans);
+  return {
+    main: per(main),
+    decode: per(others[0] ?? 0),
+    rest: per(others.slice(1).reduce((a, b) => a + b, 0)),
+  };
 }
 
 const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
@@ -154,7 +189,10 @@ const cpuMicros = (c0: NodeJS.CpuUsage) => {
   return c.user + c.system;
 };
 
-export async function benchOtlp(spans = 20_000, opts: { decodeThread?: boolean; inFlight?: number[] } = {}) {
+export async function benchOtlp(
+  spans = 20_000,
+  opts: { decodeThread?: boolean; inFlight?: number[]; encodings?: ('protobuf' | 'json')[] } = {},
+) {
   const root = mkdtempSync(path.join(tmpdir(), 'pl-bench-otlp-'));
   try {
     const ledger = Ledger.open(path.join(root, 'rx'));
@@ -166,7 +204,7 @@ export async function benchOtlp(spans = 20_000, opts: { decodeThread?: boolean; 
     // 2 in flight as before; 8 as an SDK with several exports in flight (BatchSpanProcessor's
     // exports overlap when spans come faster than one export takes), where group commit pays.
     for (const inFlight of inFlights) {
-      for (const encoding of ['protobuf', 'json'] as const) {
+      for (const encoding of opts.encodings ?? (['protobuf', 'json'] as const)) {
         const conv = `bench-${encoding}-${inFlight}`;
         const bodies = Array.from({ length: requests }, (_, r) => {
           const j = requestJson(r, conv, (encoding === 'protobuf' ? 0 : 1 << 24) + inFlight * (1 << 20));
@@ -174,13 +212,15 @@ export async function benchOtlp(spans = 20_000, opts: { decodeThread?: boolean; 
         });
         const type = encoding === 'protobuf' ? 'application/x-protobuf' : 'application/json';
         await sendAll(root, rx.port, bodies.slice(0, 2), type, 2); // warm-up: the run and its writer exist
+        const file = bodiesFile(root, bodies, inFlight);
+        collectGarbage();
         const before = ledger.run(`otlp-${conv}`)!.event_count;
         const g0 = { ...rx.stats };
         const c0 = process.cpuUsage();
-        const m0 = mainThreadMicros();
-        const ms = await sendAll(root, rx.port, bodies, type, inFlight);
+        const t0 = threadMicros();
+        const ms = await send(file, rx.port, type, inFlight);
         const cpu = cpuMicros(c0);
-        const m1 = mainThreadMicros();
+        const threads = threadShares(t0, threadMicros(), requests * SPANS_PER_REQUEST);
         const events = ledger.run(`otlp-${conv}`)!.event_count - before;
         eventsPerRequest = events / requests;
         out[inFlight === 2 ? encoding : `${encoding}_in_flight_${inFlight}`] = {
@@ -191,20 +231,21 @@ export async function benchOtlp(spans = 20_000, opts: { decodeThread?: boolean; 
           body_kb: Math.round(bodies[0]!.length / 1024),
           // The receiver's process only: the sender is a process of its own.
           cpu_us_per_span: Math.round((cpu / (requests * SPANS_PER_REQUEST)) * 10) / 10,
-          main_thread_cpu_us_per_span:
-            m0 === null || m1 === null ? null : Math.round((m1 - m0) / (requests * SPANS_PER_REQUEST)),
+          main_thread_cpu_us_per_span: threads?.main ?? null,
           // The decode thread (decode, keys, mapping, canonical JSON, redaction, schema check) and
-          // V8's own threads (GC, compilers): the process's CPU less the main thread's.
-          other_threads_cpu_us_per_span:
-            m0 === null || m1 === null
-              ? null
-              : Math.round((cpu - (m1 - m0)) / (requests * SPANS_PER_REQUEST)),
+          // V8's own threads (GC, compilers) apart.
+          decode_thread_cpu_us_per_span: threads?.decode ?? null,
+          other_threads_cpu_us_per_span: threads?.rest ?? null,
           requests_per_commit:
             Math.round(((rx.stats.requests - g0.requests) / (rx.stats.groups - g0.groups)) * 100) / 100,
         };
       }
     }
     await rx.close();
+    if (opts.encodings && !opts.encodings.includes('protobuf')) {
+      ledger.close();
+      return out;
+    }
 
     // The ledger alone, same process and disk: appendBatch of the receiver's own events, in
     // batches of one request's events, copied from what the receiver stored.
@@ -261,5 +302,8 @@ export async function benchOtlp(spans = 20_000, opts: { decodeThread?: boolean; 
 
 if (isMain('otlp')) {
   const n = Number(process.argv[2] ?? 20_000);
-  console.log(JSON.stringify(await benchOtlp(n), null, 2));
+  // `npx tsx bench/otlp.ts 20000 8 protobuf`: 8 requests in flight, protobuf only (for A/B runs).
+  const inFlight = process.argv[3]?.split(',').map(Number);
+  const encodings = process.argv[4]?.split(',') as ('protobuf' | 'json')[] | undefined;
+  console.log(JSON.stringify(await benchOtlp(n, { inFlight, encodings }), null, 2));
 }

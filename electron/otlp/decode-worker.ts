@@ -11,8 +11,7 @@ import { prepareRequest, type DecodeAnswer, type DecodeControl } from './prepare
  */
 const keys = new RunKeys();
 
-type Message =
-  { id: number; signal: Signal; body: Uint8Array; encoding: Encoding; finish: boolean } | DecodeControl;
+type Message = { id: number; signal: Signal; body: Uint8Array; encoding: Encoding } | DecodeControl;
 
 parentPort!.on('message', (m: Message) => {
   if ('control' in m) {
@@ -30,7 +29,6 @@ parentPort!.on('message', (m: Message) => {
         m.signal,
         Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength),
         m.encoding,
-        m.finish,
       ),
     };
   } catch (e) {

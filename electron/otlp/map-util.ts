@@ -56,9 +56,22 @@ const DIGITS = /^\d{1,20}$/;
 export function isoOf(ns: string): string | undefined {
   if (ns === '0' || ns === '') return undefined;
   const ms = DIGITS.test(ns) ? (ns.length > 6 ? Number(ns.slice(0, -6)) : 0) : Number(BigInt(ns) / NS_PER_MS);
-  const d = new Date(ms);
-  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+  if (!(ms <= MAX_DATE_MS)) return undefined;
+  // A record's times, and a request's records, mostly fall in one second: its text is kept, and
+  // only the milliseconds written (toISOString measured ~6% of the decode thread's time).
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastPrefix = new Date(second * 1000).toISOString().slice(0, -4); // without `000Z`
+  }
+  const m = ms - second * 1000;
+  return `${lastPrefix}${m < 10 ? '00' : m < 100 ? '0' : ''}${m}Z`;
 }
+
+/** The latest time a Date holds (ECMAScript: 8.64e15 ms after the epoch). */
+const MAX_DATE_MS = 8.64e15;
+let lastSecond = NaN;
+let lastPrefix = '';
 
 /** Whole seconds and the nanoseconds after them, as numbers (each exact in a double). */
 function split(ns: string): [number, number] {

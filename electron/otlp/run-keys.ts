@@ -148,7 +148,8 @@ export class RunKeys {
             ? mapSpan(rec.r, state.map, withResource)
             : mapLog(rec.r, state.map, withResource);
         for (const it of mapped) {
-          if (finish) part.jsons.push(prepareItem(it));
+          // mapSpan and mapLog have checked each item against its kind's schema (mapping.ts, finish).
+          if (finish) part.jsons.push(prepareItem(it, { checked: true }));
           else {
             checkShape(it);
             part.jsons.push(canonicalPayload(it));

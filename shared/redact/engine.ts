@@ -57,6 +57,14 @@ export interface Redactor {
   redactValue<T>(value: T, ctx?: RedactContext): RedactResult<T>;
   /** Redacts one free-standing text (no key context). */
   redactText(text: string): RedactResult<string>;
+  /**
+   * False only when redactValue would surely leave this string alone, found under `key` (an array's
+   * items under their array's key, as redactValue walks them; undefined: at the top): a walk that
+   * finds every string and key left alone need not redact (prepareItem asks while it sorts keys).
+   */
+  mayRedactString(s: string, key: string | undefined): boolean;
+  /** False only when redactValue would surely leave this key's name alone. */
+  mayRedactKey(k: string): boolean;
   /** Replacements per rule id since the redactor was created (or last forgot). */
   counts(): Record<string, number>;
   /** Forgets placeholders and counts, keeping what was compiled: numbering starts again at #1. */
@@ -138,6 +146,8 @@ class RedactorImpl implements Redactor {
   private path: string[] = [];
   /** Whether a key name can hold anything the detectors look for (most keys repeat). */
   private readonly keyTriggers = new Map<string, boolean>();
+  /** Whether redactKey changes a key name (it depends on the name alone; most keys repeat). */
+  private readonly keyChanges = new Map<string, boolean>();
   private callHits = 0;
 
   forget(): void {
@@ -185,6 +195,42 @@ class RedactorImpl implements Redactor {
 
   redactText(text: string): RedactResult<string> {
     return this.redactValue(text);
+  }
+
+  mayRedactString(s: string, key: string | undefined): boolean {
+    // User rules select by key, path or pattern: whatever they may do, the walk decides.
+    if (this.globalRules.length > 0 || this.selectRules.length > 0) return true;
+    if (s.length === 0) return false;
+    if (key !== undefined) {
+      const kc = keyClass(key);
+      if (kc & KEY_SENSITIVE) return true;
+      if (this.share && kc & KEY_FULL_TEXT && s.length > this.fullTextLimit) return true;
+    }
+    return this.trigger.test(s);
+  }
+
+  mayRedactKey(k: string): boolean {
+    if (this.globalRules.length > 0 || this.selectRules.length > 0) return true;
+    let c = this.keyChanges.get(k);
+    if (c === undefined) {
+      // redactKey's replacements without its placeholders: a detector replaces a match whose secret
+      // secretOf keeps and the allow list does not (none replaced in `k`, none in what follows).
+      let hit = false;
+      if (this.trigger.test(k)) {
+        for (const d of this.detectors) {
+          if (!d.trigger.test(k)) continue;
+          replaceMatches(k, d.pattern, (m) => {
+            const found = secretOf(d, m);
+            if (found !== null && !this.allowed(found.secret)) hit = true;
+            return null;
+          });
+        }
+      }
+      c = hit;
+      if (this.keyChanges.size > 10_000) this.keyChanges.clear();
+      this.keyChanges.set(k, c);
+    }
+    return c;
   }
 
   private allowed(s: string): boolean {

@@ -40,11 +40,17 @@ export {
  * is never mutated; when `hits` is 0 the value returned is the input itself.
  */
 export function redactCredentials<T>(value: T): { value: T; hits: number } {
+  const redactor = credentialsRedactor();
+  redactor.forget();
+  const r = redactor.redactValue(value);
+  return { value: r.value, hits: r.hits };
+}
+
+/** The redactor redactCredentials uses (to ask what it may replace: Redactor.mayRedactString, mayRedactKey). */
+export function credentialsRedactor(): Redactor {
   // One redactor for every call (building one cost more than redacting a typical payload).
   ledgerRedactor ??= createRedactor('credentials');
-  ledgerRedactor.forget();
-  const r = ledgerRedactor.redactValue(value);
-  return { value: r.value, hits: r.hits };
+  return ledgerRedactor;
 }
 
 let ledgerRedactor: Redactor | null = null;

@@ -27,6 +27,25 @@ describe('OTLP nanosecond times', () => {
       expect(isoOf(t)).toBe(isoRef(t));
   });
 
+  it('as ISO times for runs of nearby times (the second written last is reused)', () => {
+    const near = fc.tuple(
+      fc.bigInt({ min: 0n, max: 8_640_000_000_000_000_000_000n }),
+      fc.array(fc.bigInt({ min: -3_000_000_000n, max: 3_000_000_000n }), { minLength: 1, maxLength: 20 }),
+    );
+    fc.assert(
+      fc.property(near, ([t, steps]) => {
+        for (const d of steps) {
+          const ns = String(t + d < 0n ? 0n : t + d);
+          expect(isoOf(ns)).toBe(isoRef(ns));
+        }
+      }),
+      { numRuns: 2000 },
+    );
+    // The last millisecond a Date holds, and the one after it.
+    expect(isoOf('8640000000000000999999')).toBe('+275760-09-13T00:00:00.000Z');
+    expect(isoOf('8640000000000001000000')).toBeUndefined();
+  });
+
   it('as durations in ms, as BigInt subtraction gives them', () => {
     const later = fc
       .tuple(ns, fc.bigInt({ min: -(10n ** 15n), max: 10n ** 15n }))

@@ -26,6 +26,10 @@ const secret = fc.constantFrom(
   'https://user:hunter22@example.com/x',
   'password=correct-horse-battery',
   'plain text',
+  // What the trigger takes but no detector replaces (the walk is taken and changes nothing).
+  'tokens used: 12',
+  'input_tokens',
+  'AKIA is a prefix',
 );
 // JSON values with secrets among their strings and keys, in any key order.
 const { value } = fc.letrec((tie) => ({
@@ -39,7 +43,11 @@ const { value } = fc.letrec((tie) => ({
     fc.constant(null),
     fc.array(tie('value'), { maxLength: 4 }),
     fc.dictionary(
-      fc.oneof(fc.string(), secret, fc.constantFrom('token', 'api_key', 'b', 'a')),
+      fc.oneof(
+        fc.string(),
+        secret,
+        fc.constantFrom('token', 'api_key', 'input_tokens', 'authorization', 'Set-Cookie', 'b', 'a'),
+      ),
       tie('value'),
       {
         maxKeys: 5,
