@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parseBlock, type LineResult } from '../../electron/ingest/block';
+import { eachLineResult, parseBlock, type LineResult } from '../../electron/ingest/block';
 import { detectText } from '../../electron/ingest/parse';
-import { packResults, unpackResults } from '../../electron/ingest/transfer';
+import { Packer, packResults, unpackResults } from '../../electron/ingest/transfer';
 import { generateFile } from '../../bench/ingest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,5 +73,41 @@ describe('parse results as workers post them back (transfer.ts)', () => {
     expect(withoutPayloads(back)).toEqual(withoutPayloads(results));
     // A chained event's digest travels, so a hash that does not match its content is reported.
     expect(back.every((r) => r.t === 'ev' && r.digest !== null && r.digest.length === 64)).toBe(true);
+  });
+
+  it.each([1, 4096])(
+    'packs line by line as a worker does (columns sized for %i at first) what packResults packs',
+    (expect_) => {
+      const buf = Buffer.concat(files.map(blockOf));
+      const packer = new Packer(expect_);
+      const seen: LineResult[] = [];
+      eachLineResult(buf, null, (r) => {
+        seen.push(r);
+        packer.add(r);
+      });
+      const streamed = packer.finish();
+      const whole = packResults(parseBlock(buf, null));
+      expect(seen.length).toBe(whole.n);
+      expect(streamed.n).toBe(whole.n);
+      expect(streamed.text).toBe(whole.text);
+      expect([...streamed.cols]).toEqual([...whole.cols]);
+      expect(withoutPayloads(unpackResults(structuredClone(streamed)))).toEqual(withoutPayloads(seen));
+    },
+  );
+
+  it('a block that is not UTF-8 is parsed line by line, its bad lines found, in order', () => {
+    const good = readFileSync(
+      files.find((f) => f.includes('seed'))!,
+      'utf8',
+    ).split('\n')[0]!;
+    const buf = Buffer.concat([
+      Buffer.from(`${good}\n`),
+      Buffer.from([0xff, 0xfe, 10]),
+      Buffer.from(`${good}\n`),
+    ]);
+    const seen: LineResult[] = [];
+    eachLineResult(buf, null, (r) => seen.push(r));
+    expect(seen.map((r) => r.t)).toEqual(['ev', 'not_utf8', 'ev']);
+    expect(parseBlock(buf, null).map((r) => r.t)).toEqual(['ev', 'not_utf8', 'ev']);
   });
 });
