@@ -97,5 +97,16 @@ describe('integers a double cannot hold (parse.ts)', () => {
     const outside = parseLine(chainedLine({ op: 'set' }, '"x":9007199254740993')) as ParsedEvent;
     expect(outside.hashOk).toBe(true);
     expect(outside.rounded).toEqual(['9007199254740993']);
+    // 10^21 as the file writes it, which canonical JSON writes 1e+21: the payload's exponent.
+    const huge = chainedLine({ op: 'set', n: 1e21 }).replace('1e+21', '1' + '0'.repeat(21));
+    expect((parseLine(huge) as ParsedEvent).hashOk).toBe(true);
+    expect((parseLine(huge) as ParsedEvent).rounded).toEqual(['1' + '0'.repeat(21)]);
+    // A carried digest is a member of the envelope, not one beyond it.
+    const carried = chainedLine(hex).replace('"hash"', `"digest":"${'e'.repeat(64)}","hash"`);
+    const withDigest = parseLine(carried) as ParsedEvent;
+    expect(withDigest.digest).toBe('e'.repeat(64));
+    expect(withDigest.rounded).toBeNull();
+    const both = carried.replace('"hash"', '"y":[1, 90071992547409930],"hash"');
+    expect((parseLine(both) as ParsedEvent).rounded).toEqual(['90071992547409930']);
   });
 });
