@@ -85,9 +85,12 @@ export class Packer {
   private lastKind: string | null = null;
   private lastFmt: string | null = null;
 
-  /** `expect`: about how many events the block holds (the columns grow past it). */
+  /**
+   * `expect`: about how many events the block holds (the columns grow past it). Bounded, so that a
+   * block of one line of MBs (the huge lines' worker) does not start with columns for thousands.
+   */
   constructor(expect = 256) {
-    this.cols = new Float64Array(Math.max(16, expect) * K);
+    this.cols = new Float64Array(Math.ceil(Math.min(Math.max(16, expect), 4096)) * K);
   }
 
   /** The result of the block's next line. */
