@@ -10,22 +10,31 @@ export type LineResult = Parsed | ParsedMulti | { t: 'blank' } | { t: 'not_utf8'
  * block that is not valid UTF-8 is decoded again line by line to find the lines at fault.
  */
 export function parseBlock(buf: Uint8Array, fmt: Format | null = null): LineResult[] {
+  const out: LineResult[] = [];
+  eachLineResult(buf, fmt, (r) => out.push(r));
+  return out;
+}
+
+/**
+ * parseBlock handing each line's result to `each` as soon as it is made, in line order, for a
+ * caller that keeps only part of it (a parse worker packs it: see Packer in transfer.ts).
+ */
+export function eachLineResult(buf: Uint8Array, fmt: Format | null, each: (r: LineResult) => void): void {
   let text: string;
   try {
     text = utf8.decode(buf);
   } catch {
-    return parseBlockByLine(buf, fmt);
+    eachLineByLine(buf, fmt, each);
+    return;
   }
-  const out: LineResult[] = [];
   let from = 0;
   const end = text.length;
   while (from < end) {
     let nl = text.indexOf('\n', from);
     if (nl === -1) nl = end;
-    out.push(parseText(text.slice(from, nl), fmt));
+    each(parseText(text.slice(from, nl), fmt));
     from = nl + 1;
   }
-  return out;
 }
 
 function parseText(line: string, fmt: Format | null): LineResult {
@@ -34,8 +43,7 @@ function parseText(line: string, fmt: Format | null): LineResult {
   return parseLine(line, fmt);
 }
 
-function parseBlockByLine(buf: Uint8Array, fmt: Format | null): LineResult[] {
-  const out: LineResult[] = [];
+function eachLineByLine(buf: Uint8Array, fmt: Format | null, each: (r: LineResult) => void): void {
   let from = 0;
   const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   while (from < b.length) {
@@ -46,10 +54,9 @@ function parseBlockByLine(buf: Uint8Array, fmt: Format | null): LineResult[] {
     try {
       line = utf8.decode(bytes);
     } catch (e) {
-      out.push({ t: 'not_utf8', message: `the line is not valid UTF-8 (${(e as Error).message})` });
+      each({ t: 'not_utf8', message: `the line is not valid UTF-8 (${(e as Error).message})` });
     }
-    if (line !== null) out.push(parseText(line, fmt));
+    if (line !== null) each(parseText(line, fmt));
     from = nl + 1;
   }
-  return out;
 }

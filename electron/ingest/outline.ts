@@ -98,10 +98,13 @@ export function outlineEvent(p: ParsedEvent, store: StoreArtifact): boolean {
 
 /** outlineEvent over a block's results (a line may have made several events). */
 export function outlineResults(results: readonly LineResult[], store: StoreArtifact): void {
-  for (const r of results) {
-    if (r.t === 'ev') outlineEvent(r, store);
-    else if (r.t === 'multi') for (const p of r.list) if (p.t === 'ev') outlineEvent(p, store);
-  }
+  for (const r of results) outlineResult(r, store);
+}
+
+/** outlineEvent over one line's result. */
+export function outlineResult(r: LineResult, store: StoreArtifact): void {
+  if (r.t === 'ev') outlineEvent(r, store);
+  else if (r.t === 'multi') for (const p of r.list) if (p.t === 'ev') outlineEvent(p, store);
 }
 
 /**

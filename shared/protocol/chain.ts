@@ -65,8 +65,31 @@ export function digestEnvelope(
 ): [before: string, after: string] {
   return [
     '{"at":' + JSON.stringify(at) + ',"kind":' + JSON.stringify(kind) + ',"payload":',
-    ',"run_id":' + JSON.stringify(runId) + ',"seq":' + canonicalJson(seq) + ',"v":' + canonicalJson(v) + '}',
+    ',"run_id":' + runIdJson(runId) + ',"seq":' + canonicalNumber(seq) + ',"v":' + canonicalNumber(v) + '}',
   ];
+}
+
+/**
+ * A number's canonical JSON: for a finite number, String() writes what JSON.stringify writes (both
+ * are ECMAScript's Number::toString; -0 is "0"), without canonicalJson's walk (~0.1 µs each, twice
+ * an event).
+ */
+function canonicalNumber(n: number): string {
+  if (typeof n !== 'number') return canonicalJson(n);
+  if (!Number.isFinite(n)) throw new TypeError(`${n} is not allowed in canonical JSON`);
+  return String(n);
+}
+
+/** The run id's JSON string, kept for the next event: nearly every event digested in a row is of one run. */
+let lastRunId = '';
+let lastRunIdJson = '""';
+function runIdJson(runId: string): string {
+  if (typeof runId !== 'string') return JSON.stringify(runId);
+  if (runId !== lastRunId) {
+    lastRunIdJson = JSON.stringify(runId);
+    lastRunId = runId;
+  }
+  return lastRunIdJson;
 }
 
 /** digestParts for a payload whose canonical JSON is already in hand (the ledger stores that text). */

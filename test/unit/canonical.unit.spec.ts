@@ -42,6 +42,9 @@ describe('canonical JSON (RFC 8785)', () => {
       JSON.parse('{"z": 0, "__proto__": 1}'),
       { d: new Date(0), a: 1 },
       { u: undefined, b: [undefined, 1], a: 1 },
+      // More keys than the insertion sort takes, out of order, and a few in reverse.
+      Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 17) % 40}`, i])),
+      { e: 1, d: 2, c: 3, b: 4, a: 5, B: 6, é: 7, '': 8 },
     ];
     for (const c of cases) expect(canonicalJson(c)).toBe(canonicalJsonReference(c));
     expect(() => canonicalJson({ b: 1, a: [NaN] })).toThrow(/not allowed/);
