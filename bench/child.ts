@@ -36,6 +36,8 @@ export interface Running {
   pid: number;
   /** Resolves on the first stdout line that satisfies `test` (ms since spawn, the line). */
   waitForLine(test: (line: string) => boolean): Promise<{ ms: number; line: string }>;
+  /** CPU ms the command has used so far, all its threads (null once it is gone, or off Linux). */
+  cpuMs(): number | null;
   /** Sends SIGTERM (SIGKILL after `graceMs`) and resolves the figures when it exits. */
   stop(graceMs?: number): Promise<ChildFigures>;
   done: Promise<ChildFigures & { stdout: string; stderr: string }>;
@@ -162,6 +164,17 @@ export function spawnMeasured(cmd: string, args: string[], opts: SpawnOptions = 
           reject,
         );
       }),
+    cpuMs() {
+      const target = viaTime ? childOf(child.pid!) : child.pid!;
+      if (target === null) return null;
+      try {
+        // utime and stime, in clock ticks (100 a second on Linux), after the command's name.
+        const f = readFileSync(`/proc/${target}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        return (Number(f[11]) + Number(f[12])) * 10;
+      } catch {
+        return null;
+      }
+    },
     async stop(graceMs = 10_000) {
       // GNU time forwards no signal: the command is its child. SIGKILL if SIGTERM does not end it.
       const target = viaTime ? childOf(child.pid!) : child.pid!;

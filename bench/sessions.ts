@@ -293,7 +293,10 @@ async function inspectWhileImporting(root: string, folder: string, id: string) {
         await prof.send('Profiler.enable');
         await prof.send('Profiler.start');
       }
+      // serve's CPU during the steps: its answers, and any background work (snapshots) beside them.
+      const cpu0 = serve.cpuMs();
       const steps = await timeSteps(page, 'ArrowRight', 1, 60);
+      const cpu1 = serve.cpuMs();
       const jumps = await timeSteps(page, 'PageDown', 25, 30);
       if (prof && profileTo) {
         const { profile } = await prof.send('Profiler.stop');
@@ -312,6 +315,8 @@ async function inspectWhileImporting(root: string, folder: string, id: string) {
         jump_to_middle_ms: Math.round(jumpMs),
         middle_seq: seq,
         step_ms: { p50: quantile(steps, 0.5), p95: quantile(steps, 0.95), max: quantile(steps, 1) },
+        serve_cpu_ms_per_step:
+          cpu0 !== null && cpu1 !== null ? Number(((cpu1 - cpu0) / 60).toFixed(1)) : null,
         page_down_step_ms: { p50: quantile(jumps, 0.5), p95: quantile(jumps, 0.95), max: quantile(jumps, 1) },
       };
     } catch (e) {

@@ -1,4 +1,5 @@
 import type { Ledger } from '../ledger';
+import type { ActivityCell } from '../state/activity';
 import type { BackgroundProgress } from '../state/background';
 import { startWorker } from '../workers';
 import { ingestFolder, type IngestControl, type IngestProgress, type IngestSummary } from './index';
@@ -35,6 +36,8 @@ export interface ApartOptions {
   onSnapshots?: (p: BackgroundProgress) => void;
   /** Given the worker's end, once it has started (it may outlive the import, building snapshots). */
   onWorker?: (ended: Promise<void>) => void;
+  /** The page's activity: the worker's snapshots wait while the page is being used. */
+  activity?: ActivityCell;
 }
 
 /** The summary, and whether the worker builds the runs' snapshots after it (then this thread need not). */
@@ -77,7 +80,7 @@ function inWorker(
   let worker;
   try {
     worker = startWorker(import.meta.url, './folder-worker.ts', './import-worker.js', {
-      workerData: { folder: ledger.folder },
+      workerData: { folder: ledger.folder, activity: apart.activity },
     });
   } catch {
     worker = null;

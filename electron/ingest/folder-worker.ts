@@ -1,6 +1,7 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Ledger } from '../ledger';
+import { Activity, type ActivityCell } from '../state/activity';
 import { buildSnapshotsInBackground } from '../state/background';
 import { ingestFolder } from './index';
 import type { FolderWorkerMessage } from './background';
@@ -32,7 +33,9 @@ port.on('message', (m: unknown) => {
 const post = (m: FolderWorkerMessage): void => port.postMessage(m);
 let ledger: Ledger | null = null;
 try {
-  ledger = Ledger.open((workerData as { folder: string }).folder, { appendHelper: false });
+  const data = workerData as { folder: string; activity?: ActivityCell };
+  const activity = data.activity ? Activity.of(data.activity) : null;
+  ledger = Ledger.open(data.folder, { appendHelper: false });
   let last = 0;
   const summary = await ingestFolder(
     ledger,
@@ -47,7 +50,10 @@ try {
   );
   post({ t: 'done', summary });
   if (!summary.aborted && !stop.signal.aborted) {
-    const job = buildSnapshotsInBackground(ledger, { onProgress: (p) => post({ t: 'snapshots', ...p }) });
+    const job = buildSnapshotsInBackground(ledger, {
+      onProgress: (p) => post({ t: 'snapshots', ...p }),
+      busy: activity ? () => activity.busy() : undefined,
+    });
     cancelSnapshots = job.cancel;
     await job.done;
   }

@@ -21,7 +21,7 @@ import { annotateHandler, checkFolder, ledgerHandlers } from './ledger';
 import { runnerHandlers } from './runner';
 import { stateHandlers } from './state';
 import { watchFolder } from './watch';
-import { attachSnapshotter, buildSnapshotsInBackground, type BackgroundProgress } from '../state';
+import { Activity, attachSnapshotter, buildSnapshotsInBackground, type BackgroundProgress } from '../state';
 
 const NOTHING = { files: 0, events: 0, findings: 0 };
 
@@ -193,6 +193,8 @@ export class ProofloopService {
   private workers: Promise<void>[] = [];
   /** One folder import at a time in this process (the opening one, and the watcher's). */
   private importing: Promise<unknown> = Promise.resolve();
+  /** When the page last called: the snapshots, a cache, are built only while it is quiet. */
+  private readonly activity = Activity.create();
   /** `apart`: in a worker thread (background.ts), for an import that a page must not wait behind. */
   private ingestOnce(ledger: Ledger, onProgress?: Parameters<typeof ingestFolder>[1], apart = false) {
     const control = { signal: this.stopImports.signal, onCommit: () => this.pollSoon?.() };
@@ -201,6 +203,7 @@ export class ProofloopService {
         ? ingestFolderInWorker(ledger, onProgress, control, {
             onSnapshots: (p) => this.snapshotProgress(p),
             onWorker: (ended) => this.workers.push(ended),
+            activity: this.activity.shared,
           })
         : ingestFolder(ledger, onProgress, control);
     this.running += 1;
@@ -229,7 +232,10 @@ export class ProofloopService {
   private startSnapshots(ledger: Ledger): void {
     if (this.snapshotting) return;
     this.snapshotting = true;
-    const snapshots = buildSnapshotsInBackground(ledger, { onProgress: (p) => this.snapshotProgress(p) });
+    const snapshots = buildSnapshotsInBackground(ledger, {
+      onProgress: (p) => this.snapshotProgress(p),
+      busy: () => this.activity.busy(),
+    });
     this.detach.push(() => {
       snapshots.cancel();
       this.snapshotting = false;
@@ -298,6 +304,7 @@ export class ProofloopService {
 
   /** Validates `rawArgs` against the contract, runs the handler, and never throws. */
   async call(method: string, rawArgs: unknown, origin: CallOrigin = 'local'): Promise<Result<unknown>> {
+    if (origin === 'renderer') this.activity.touch();
     if (!isMethodName(method)) return err('bad_args', `unknown method "${shorten(method)}"`);
     if (origin === 'renderer' && !onRendererSurface(method)) {
       return err('forbidden', `${method} is not available to the window: use the proofloop CLI`);

@@ -15,13 +15,22 @@ export interface BackgroundProgress {
  */
 export function buildSnapshotsInBackground(
   ledger: Ledger,
-  opts: { slice?: number; onProgress?: (p: BackgroundProgress) => void } = {},
+  opts: {
+    slice?: number;
+    onProgress?: (p: BackgroundProgress) => void;
+    /** True while the page is being used (activity.ts): the next slice waits until it is not. */
+    busy?: () => boolean;
+  } = {},
 ): { cancel: () => void; done: Promise<number> } {
-  // ~2,000 folds take ~15 ms: calls wait no longer than that for the next slice.
-  const slice = opts.slice ?? 2_000;
+  // One snapshot's worth of folds a slice: ~2 ms for the runner's events, tens of ms for the large
+  // records of a big session. A call, or a keyboard step, waits no longer than that for it.
+  const slice = opts.slice ?? SNAPSHOT_EVERY;
   let cancelled = false;
   const latest = ledger.db.prepare('SELECT MAX(seq) FROM snapshots WHERE run_id = ? AND version = ?').pluck();
-  const tick = () => new Promise<void>((r) => setImmediate(r));
+  const tick = async () => {
+    await new Promise<void>((r) => setImmediate(r));
+    while (!cancelled && opts.busy?.()) await new Promise<void>((r) => setTimeout(r, 50));
+  };
   const done = (async () => {
     let written = 0;
     await tick();

@@ -4,16 +4,21 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../electron/ledger';
 import { freshFolder } from './helpers/tmp';
+import { Worker } from 'node:worker_threads';
 import {
+  Activity,
   attachSnapshotter,
+  buildSnapshotsInBackground,
   changesAt,
   diffRuns,
   diffRunsParallel,
   diffRunsReference,
   encodeState,
   maintainSnapshots,
+  SNAPSHOT_EVERY,
   stateAt,
 } from '../../electron/state';
+import { QUIET_MS } from '../../electron/state/activity';
 import type { NewEvent } from '../../shared/protocol';
 import { evolve, initialState, PROJECTION_VERSION } from '../../shared/state';
 
@@ -245,5 +250,56 @@ describe('recent states', () => {
     }
     ledger.close();
     f.cleanup();
+  });
+});
+
+describe('snapshots built in the background', () => {
+  it('wait while the page is being used, and are built once it is quiet', async () => {
+    write('bg', items(3 * SNAPSHOT_EVERY + 20));
+    ledger.db.prepare('DELETE FROM snapshots').run();
+    let busy = true;
+    const job = buildSnapshotsInBackground(ledger, { busy: () => busy });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(snapshotCount(), 'nothing built while busy').toBe(0);
+    busy = false;
+    expect(await job.done).toBeGreaterThan(0);
+    expect(snapshotCount()).toBe(3);
+    // What they hold is what a full fold gives.
+    expect(json(stateAt(ledger, 'bg', 2 * SNAPSHOT_EVERY).state)).toBe(
+      json(stateAt(ledger, 'bg', 2 * SNAPSHOT_EVERY, { full: true }).state),
+    );
+  });
+
+  it('a cancelled job waiting for a quiet page ends', async () => {
+    write('bg', items(3 * SNAPSHOT_EVERY + 20));
+    ledger.db.prepare('DELETE FROM snapshots').run();
+    const job = buildSnapshotsInBackground(ledger, { busy: () => true });
+    await new Promise((r) => setTimeout(r, 120));
+    job.cancel();
+    expect(await job.done).toBe(0);
+    expect(snapshotCount()).toBe(0);
+  });
+
+  it("the page's activity is seen by another thread, as it happens", async () => {
+    const activity = Activity.create();
+    expect(activity.busy(), 'never touched').toBe(false);
+    const worker = new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+       const cell = new Int32Array(workerData.buffer);
+       parentPort.on('message', () => parentPort.postMessage(Date.now() - workerData.base - Atomics.load(cell, 0)));`,
+      { eval: true, workerData: activity.shared },
+    );
+    try {
+      const ask = () => new Promise<number>((r) => (worker.once('message', r), worker.postMessage('?')));
+      expect(await ask(), 'untouched: long ago').toBeGreaterThanOrEqual(QUIET_MS);
+      activity.touch();
+      expect(activity.busy()).toBe(true);
+      expect(await ask(), 'touched after the worker started: shared, not copied').toBeLessThan(QUIET_MS);
+      await new Promise((r) => setTimeout(r, QUIET_MS + 50));
+      expect(activity.busy()).toBe(false);
+      expect(Activity.of(activity.shared).busy()).toBe(false);
+    } finally {
+      await worker.terminate();
+    }
   });
 });
