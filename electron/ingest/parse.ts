@@ -162,7 +162,11 @@ const MAY_HOLD_LONG_NUMBER = /[:,[]\s*-?\d{16}/;
  * `text` is JSON that parsed (a line that JSON.parse accepted).
  */
 export function roundedIntegers(text: string): string[] | null {
-  if (!MAY_HOLD_LONG_NUMBER.test(text)) return null;
+  return MAY_HOLD_LONG_NUMBER.test(text) ? scanRoundedIntegers(text) : null;
+}
+
+/** roundedIntegers' scan of every number outside strings, without its pre-check. */
+export function scanRoundedIntegers(text: string): string[] | null {
   let out: string[] | null = null;
   let inString = false;
   for (let i = 0; i < text.length; i++) {

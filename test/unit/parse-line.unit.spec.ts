@@ -2,31 +2,16 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ZERO_HASH, toJsonLine, type LedgerEvent } from '../../shared/protocol';
 import { digestEvent, linkHash } from '../../electron/crypto';
-import { parseLine, roundedIntegers, type ParsedEvent } from '../../electron/ingest/parse';
+import {
+  parseLine,
+  roundedIntegers,
+  scanRoundedIntegers,
+  type ParsedEvent,
+} from '../../electron/ingest/parse';
 
 /** The scan as it was before its pre-check looked only where a number can start (the reference). */
-function roundedReference(text: string): string[] | null {
-  if (!/\d{16}/.test(text)) return null;
-  let out: string[] | null = null;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92) i += 1;
-      else if (c === 34) inString = false;
-      continue;
-    }
-    if (c === 34) inString = true;
-    else if (c === 45 || (c >= 48 && c <= 57)) {
-      let j = i + 1;
-      while (j < text.length && /[0-9.eE+-]/.test(text[j]!)) j++;
-      const tok = text.slice(i, j);
-      if (/^-?\d{16,}$/.test(tok) && !Number.isSafeInteger(Number(tok))) (out ??= []).push(tok);
-      i = j - 1;
-    }
-  }
-  return out;
-}
+const roundedReference = (text: string): string[] | null =>
+  /\d{16}/.test(text) ? scanRoundedIntegers(text) : null;
 
 /** A valid chained line of ProofLoop's format, with `extra` members in its envelope. */
 function chainedLine(payload: Record<string, unknown>, extra = ''): string {
