@@ -14,6 +14,8 @@ import {
 } from '../../renderer/features/conversation/model';
 import { subagentLinks } from '../../shared/formats/claude-code';
 import { PAGE_SIZE } from '../../renderer/features/timeline/pages';
+import { EventCache } from '../../renderer/features/timeline/eventCache';
+import { setApiClient, type ApiClient } from '../../renderer/api/api';
 
 type Obj = Record<string, unknown>;
 const FIX = path.join(__dirname, '../fixtures');
@@ -115,6 +117,41 @@ describe('conversation view model', () => {
     const after = (await m.stepFrom(callRow!.result!.seq, 1))!;
     expect(m.rowIndexOf(after)).toBe(m.rowIndexOf(seq) + 1);
     expect(await m.stepFrom(after, -1)).toBe(callRow!.result!.seq);
+  });
+
+  it('reads the head page once more when the run grows, not again and again', async () => {
+    // The real event cache over a client that answers events.read a macrotask later, as a server
+    // would, counting the reads. The conversation was opened when the run had 11 events (serve
+    // still importing it); then the run grows, as the timeline tells the cache.
+    const events = eventsOf(CC_SESSION, claudeCode, 'r');
+    expect(events.length).toBeGreaterThan(20);
+    let reads = 0;
+    const client = {
+      transport: 'http',
+      call: (method: string, args: { from: number; to: number }) => {
+        expect(method).toBe('events.read');
+        reads++;
+        const value = { events: events.slice(args.from - 1, args.to), head_seq: events.length };
+        return new Promise((resolve) => setTimeout(() => resolve({ ok: true, value }), 1));
+      },
+      callRaw: () => Promise.reject(new Error('not used')),
+      subscribe: () => () => {},
+    } as unknown as ApiClient;
+    setApiClient(client);
+    const cache = new EventCache('r', 11);
+    const m = new ConversationModel('r', 'claude_code', cache, 11);
+    await m.ensure(0);
+    expect(reads).toBe(1);
+    cache.grow(events.length);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // The cache's read of the grown page, and the model's fresh read of it: then quiet. Before,
+    // the model's own read told it the page had changed: 77 reads in these 150 ms.
+    expect(reads).toBeLessThanOrEqual(3);
+    const settled = reads;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reads).toBe(settled);
+    m.dispose();
+    cache.dispose();
   });
 
   it('a step pressed while the page is still being read waits for it', async () => {

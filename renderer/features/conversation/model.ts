@@ -310,7 +310,11 @@ export class ConversationModel {
     this.unsubscribeLast?.();
     this.lastPage = last;
     this.unsubscribeLast = this.cache.subscribe(last, () => {
-      if (this.pages.has(last)) {
+      // Important: the cache also tells of the reads this model asked for itself. Taken as news,
+      // each fresh read of the page made it stale again and read it again, without end: after an
+      // import grew a run whose conversation had been opened, serve answered an 830 KB page every
+      // ~50 ms for as long as the page stayed open (~20 ms of serve's CPU a keyboard step).
+      if (this.pages.has(last) && !this.loading.has(last)) {
         this.stale.add(last);
         void this.ensure(last);
       }
