@@ -15,7 +15,8 @@ import {
 import { subagentLinks } from '../../shared/formats/claude-code';
 import { PAGE_SIZE } from '../../renderer/features/timeline/pages';
 import { EventCache } from '../../renderer/features/timeline/eventCache';
-import { setApiClient, type ApiClient } from '../../renderer/api/api';
+import { setApiClient } from '../../renderer/api/api';
+import type { ApiClient } from '../../renderer/api/client';
 
 type Obj = Record<string, unknown>;
 const FIX = path.join(__dirname, '../fixtures');
