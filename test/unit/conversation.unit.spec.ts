@@ -14,9 +14,6 @@ import {
 } from '../../renderer/features/conversation/model';
 import { subagentLinks } from '../../shared/formats/claude-code';
 import { PAGE_SIZE } from '../../renderer/features/timeline/pages';
-import { EventCache } from '../../renderer/features/timeline/eventCache';
-import { setApiClient } from '../../renderer/api/api';
-import type { ApiClient } from '../../renderer/api/client';
 
 type Obj = Record<string, unknown>;
 const FIX = path.join(__dirname, '../fixtures');
@@ -121,38 +118,45 @@ describe('conversation view model', () => {
   });
 
   it('reads the head page once more when the run grows, not again and again', async () => {
-    // The real event cache over a client that answers events.read a macrotask later, as a server
-    // would, counting the reads. The conversation was opened when the run had 11 events (serve
-    // still importing it); then the run grows, as the timeline tells the cache.
+    // A page source that behaves as the event cache does (timeline/eventCache.ts, which needs the
+    // renderer's API client): each read of a page is answered a macrotask later, as a server
+    // would, and then tells the page's subscribers, whoever asked for it. The conversation was
+    // opened when the run had 11 events (serve still importing it); then the run grows.
     const events = eventsOf(CC_SESSION, claudeCode, 'r');
     expect(events.length).toBeGreaterThan(20);
+    let head = 11;
     let reads = 0;
-    const client = {
-      transport: 'http',
-      call: (method: string, args: { from: number; to: number }) => {
-        expect(method).toBe('events.read');
-        reads++;
-        const value = { events: events.slice(args.from - 1, args.to), head_seq: events.length };
-        return new Promise((resolve) => setTimeout(() => resolve({ ok: true, value }), 1));
+    const subscribers = new Map<number, Set<() => void>>();
+    const read = (p: number): Promise<StoredEvent[]> =>
+      new Promise((resolve) =>
+        setTimeout(() => {
+          reads++;
+          resolve(events.slice(p * PAGE_SIZE, Math.min(head, (p + 1) * PAGE_SIZE)));
+          for (const fn of subscribers.get(p) ?? []) fn();
+        }, 1),
+      );
+    const cache: PageSource = {
+      pageEvents: (p) => read(p),
+      subscribe: (p, fn) => {
+        const set = subscribers.get(p) ?? new Set();
+        subscribers.set(p, set.add(fn));
+        return () => set.delete(fn);
       },
-      callRaw: () => Promise.reject(new Error('not used')),
-      subscribe: () => () => {},
-    } as unknown as ApiClient;
-    setApiClient(client);
-    const cache = new EventCache('r', 11);
-    const m = new ConversationModel('r', 'claude_code', cache, 11);
+    };
+    const m = new ConversationModel('r', 'claude_code', cache, head);
     await m.ensure(0);
     expect(reads).toBe(1);
-    cache.grow(events.length);
+    // The run grew: the cache reads the page that held the old head again (its grow()).
+    head = events.length;
+    await read(0);
     await new Promise((resolve) => setTimeout(resolve, 150));
-    // The cache's read of the grown page, and the model's fresh read of it: then quiet. Before,
-    // the model's own read told it the page had changed: 77 reads in these 150 ms.
+    // That read, and the model's fresh read of the page it made stale: then quiet. Before, each of
+    // the model's own reads told it the page had changed: 76 reads in these 150 ms.
     expect(reads).toBeLessThanOrEqual(3);
     const settled = reads;
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(reads).toBe(settled);
     m.dispose();
-    cache.dispose();
   });
 
   it('a step pressed while the page is still being read waits for it', async () => {
