@@ -249,6 +249,14 @@ test('a session file that grows line by line is followed live in the conversatio
     const head = (await served.call<{ head_seq: number }>('run.get', { run_id: 'live' })).head_seq;
     await expect(page.getByTestId('seq-indicator')).toHaveText(`seq ${head} / ${head}`);
     await app.screenshot('conversation-live');
+    // The writer has stopped, and so do the page's reads: the conversation once read the page of
+    // the head again each time its own read of it arrived, for as long as the page was open.
+    const reads: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/events.read')) reads.push(r.postData() ?? '');
+    });
+    await page.waitForTimeout(1500);
+    expect(reads, 'events.read calls in 1.5 s after the run stopped growing').toHaveLength(0);
   } finally {
     await served.stop();
     rmSync(home, { recursive: true, force: true });
