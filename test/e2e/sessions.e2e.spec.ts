@@ -175,6 +175,44 @@ test('a Claude Code folder opens, and the keyboard steps through a session in th
   }
 });
 
+test('a step that changes many paths lists the first twelve changes, and the rest on demand', async ({
+  page,
+  folder,
+}) => {
+  cpSync(CC, folder, { recursive: true });
+  const { served, home } = await serveForeign(folder);
+  try {
+    const app = new AppPage(page, served);
+    await app.open();
+    // serve imports in the background: the run is listed once it is in the ledger.
+    await expect(app.runItem(SESSION)).toBeVisible();
+    const head = (await served.call<{ head_seq: number }>('run.get', { run_id: SESSION })).head_seq;
+    // The first seq whose state differs from the one before in more than twelve paths.
+    let at = 0;
+    let total = 0;
+    for (let seq = 1; seq <= head && at === 0; seq++) {
+      const r = await served.call<{ changes: unknown[] }>('state.changes', { run_id: SESSION, seq });
+      if (r.changes.length > 12) [at, total] = [seq, r.changes.length];
+    }
+    expect(at, 'a seq of the session that changes more than 12 paths').toBeGreaterThan(0);
+    await page.evaluate(
+      (h) => ((globalThis as unknown as { location: { hash: string } }).location.hash = h),
+      `#/run/${SESSION}/seq/${at}`,
+    );
+    const list = page.getByTestId('state-changes');
+    await expect(page.getByTestId('state-view')).toHaveAttribute('data-seq', String(at));
+    await expect(list).toHaveAttribute('data-count', String(total));
+    await expect(list.getByTestId('state-change')).toHaveCount(12);
+    await expect(list).toContainText(`… ${total - 12} more`);
+    await app.screenshot('state-changes-capped');
+    await list.getByRole('button', { name: 'show them' }).click();
+    await expect(list.getByTestId('state-change')).toHaveCount(Math.min(total, 100));
+  } finally {
+    await served.stop();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
 test('a Codex rollout shows each message once, not again as its event_msg echo', async ({ page, folder }) => {
   const src = path.join(repoRoot, 'test/fixtures/codex/sessions/2025/11/17');
   cpSync(src, path.join(folder, '2025/11/17'), { recursive: true });

@@ -1,4 +1,4 @@
-import { memo, useMemo } from 'react';
+import { memo, useMemo, useState } from 'react';
 import { useApp } from '../../store';
 import type { StateChange } from '../../api/types';
 import { marksFor } from '../../ui/JsonTree';
@@ -11,25 +11,34 @@ function short(v: unknown): string {
   return s.length > 80 ? `${s.slice(0, 79)}…` : s;
 }
 
+/** Changes listed at most, whatever `shown` asks for (the rest are counted). */
+const MAX_LISTED = 100;
+
 export const ChangeList = memo(function ChangeList({
   changes,
   truncated = 0,
   testId = 'state-changes',
+  shown = MAX_LISTED,
 }: {
   changes: StateChange[];
   truncated?: number;
   testId?: string;
+  /** How many are listed before a "show all" (the state panel's box shows about ten). */
+  shown?: number;
 }) {
+  const [all, setAll] = useState(false);
   if (changes.length === 0)
     return (
       <div className="dim changes-none" data-testid={testId} data-count="0">
         no change from the seq before
       </div>
     );
+  const listed = Math.min(changes.length, all ? MAX_LISTED : shown, MAX_LISTED);
+  const more = changes.length - listed + truncated;
   return (
     <ul className="changes mono" data-testid={testId} data-count={changes.length}>
       {/* Keyed by position: the next step's list reuses these items and only rewrites their text. */}
-      {changes.slice(0, 100).map((c, i) => (
+      {changes.slice(0, listed).map((c, i) => (
         <li key={i} data-testid="state-change" data-path={c.path}>
           <span className="c-path">{c.path}</span>
           <span className="c-old">{short(c.old)}</span>
@@ -37,8 +46,18 @@ export const ChangeList = memo(function ChangeList({
           <span className="c-new">{short(c.new)}</span>
         </li>
       ))}
-      {changes.length > 100 || truncated > 0 ? (
-        <li className="dim">… {changes.length - Math.min(100, changes.length) + truncated} more</li>
+      {more > 0 ? (
+        <li className="dim">
+          … {more} more
+          {listed < Math.min(changes.length, MAX_LISTED) && (
+            <>
+              {' '}
+              <button type="button" className="j-more" onClick={() => setAll(true)}>
+                show them
+              </button>
+            </>
+          )}
+        </li>
       ) : null}
     </ul>
   );
@@ -85,7 +104,9 @@ export function StateView() {
             {changesError ? (
               <ErrorBox error={changesError} what="Changes" />
             ) : fresh ? (
-              <ChangeList changes={fresh} />
+              // Listed past what the box shows, a step that changes 40 paths (a new turn) laid out and
+              // painted them all: the slowest steps of a session (~+15 ms of layout and paint).
+              <ChangeList changes={fresh} shown={12} />
             ) : (
               <div className="dim">…</div>
             )}
