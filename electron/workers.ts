@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
@@ -45,4 +46,19 @@ export function startWorkers(
     workers.push(w);
   }
   return workers;
+}
+
+/**
+ * Lowers the calling thread's priority by `levels` nice levels (at most to 19), for a worker that
+ * is to give way to the thread that started it. On Linux a nice value is a thread's own
+ * (setpriority(2) on pid 0 names the calling thread) and the threads it starts inherit it;
+ * elsewhere it would lower the whole process, so it is left alone there, as when not permitted.
+ */
+export function lowerThreadPriority(levels: number): void {
+  if (process.platform !== 'linux') return;
+  try {
+    setPriority(Math.min(19, getPriority() + levels));
+  } catch {
+    // not permitted: the thread keeps its parent's priority
+  }
 }

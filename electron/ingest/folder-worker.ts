@@ -1,9 +1,9 @@
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Ledger } from '../ledger';
 import { Activity, type ActivityCell } from '../state/activity';
 import { buildSnapshotsInBackground } from '../state/background';
 import { ingestFolder } from './index';
+import { lowerThreadPriority } from '../workers';
 import type { FolderWorkerMessage } from './background';
 
 /**
@@ -13,16 +13,9 @@ import type { FolderWorkerMessage } from './background';
  * as closing the folder does.
  */
 const port = parentPort!;
-// On Linux a nice value is a thread's own (setpriority(2) on pid 0 names the calling thread), and
-// threads started from here (the parse workers) inherit it: the import gives way to the thread
-// answering the page and to the browser. Elsewhere it would lower the whole process: left alone.
-if (process.platform === 'linux') {
-  try {
-    setPriority(10);
-  } catch {
-    // not permitted: the import runs at the process's priority
-  }
-}
+// Ten nice levels below the thread answering the page (and the browser), and so are the parse
+// workers started from here, which inherit it.
+lowerThreadPriority(10);
 const stop = new AbortController();
 let cancelSnapshots = (): void => undefined;
 port.on('message', (m: unknown) => {

@@ -1,32 +1,23 @@
-import { getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { eachLineResult } from './block';
 import { outlineResult, storeRedacted } from './outline';
 import { Packer } from './transfer';
+import { lowerThreadPriority } from '../workers';
+
+// A parse worker gives way to the thread that started it (the sequencer and SQLite inserts, which
+// take the workers' blocks in file order): three busy threads on 2 cores shared them evenly, and
+// the one in-order stage waited for a core (~5 s of 16 s runnable but not running at 1,000,000
+// events) while the workers ran ahead of it. Relative, since in `serve` and the app the import
+// thread that starts these is itself at nice 10. `proofloop open` of 1,000,000 events, alternated
+// with the workers at its own priority: seed 000 lines 16.47/15.39 s against 17.48/16.45 s,
+// chained lines 14.63/16.37 s against 15.91/16.59 s.
+lowerThreadPriority(5);
 
 /**
  * Parse worker: blocks of complete lines in, parsed lines out, packed (see parallel.ts, transfer.ts).
  * Given an artifacts folder, it also moves the events' large values there, so a line of MBs comes
  * back as an event of KBs.
  */
-/**
- * A parse worker gives way to the thread that started it (the main thread's sequencer and SQLite
- * inserts, which take the workers' blocks in file order): three busy threads on 2 cores shared them
- * evenly, and the one in-order stage waited for a core (~5 s of 16 s runnable but not running at
- * 1,000,000 events) while the workers ran ahead of it. Five nice levels below it on Linux, where a
- * nice value is a thread's own (setpriority(2) on pid 0 names the calling thread); relative, since
- * in `serve` and the app the import thread that starts these is itself at nice 10. `proofloop open`
- * of 1,000,000 events, alternated with the workers at its own priority: seed 000 lines 16.47/15.39 s
- * against 17.48/16.45 s, chained lines 14.63/16.37 s against 15.91/16.59 s.
- */
-if (process.platform === 'linux') {
-  try {
-    setPriority(Math.min(19, getPriority() + 5));
-  } catch {
-    // not permitted: the worker runs at its parent's priority
-  }
-}
-
 parentPort?.on(
   'message',
   (m: { id: number; buf: Uint8Array; fmt: string | null; artifacts: string | null }) => {
