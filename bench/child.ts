@@ -166,14 +166,7 @@ export function spawnMeasured(cmd: string, args: string[], opts: SpawnOptions = 
       }),
     cpuMs() {
       const target = viaTime ? childOf(child.pid!) : child.pid!;
-      if (target === null) return null;
-      try {
-        // utime and stime, in clock ticks (100 a second on Linux), after the command's name.
-        const f = readFileSync(`/proc/${target}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        return (Number(f[11]) + Number(f[12])) * 10;
-      } catch {
-        return null;
-      }
+      return target === null ? null : procCpuMs(`/proc/${target}/stat`);
     },
     async stop(graceMs = 10_000) {
       // GNU time forwards no signal: the command is its child. SIGKILL if SIGTERM does not end it.
@@ -193,6 +186,21 @@ export function spawnMeasured(cmd: string, args: string[], opts: SpawnOptions = 
 }
 
 /** The first child of `pid` (the command GNU time started). */
+/**
+ * The user + system CPU ms a /proc `stat` file (a process's, or a thread's under task/) counts, or
+ * null when it cannot be read (gone, or not Linux). Its fields are read after the name's closing
+ * parenthesis (a name may hold spaces and parentheses), in clock ticks of 10 ms.
+ */
+export function procCpuMs(statFile: string): number | null {
+  try {
+    const stat = readFileSync(statFile, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 function childOf(pid: number): number | null {
   try {
     const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);

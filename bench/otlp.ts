@@ -9,7 +9,7 @@
  * stored texts (what the receiver's thread does with what its decode thread prepared: chain,
  * insert, commit). Goal: ≥ 20,000 spans/s. CPU a span is given per thread: main, decode, the rest.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import { startOtlpReceiver } from '../electron/otlp';
 import { requestTypes } from '../electron/otlp/decode';
 import { canonicalJson } from '../shared/protocol';
 import { isMain } from './is-main';
+import { procCpuMs } from './child';
 
 const SPANS_PER_REQUEST = 100;
 
@@ -153,9 +154,8 @@ function threadMicros(): Map<number, number> | null {
   try {
     const out = new Map<number, number>();
     for (const tid of readdirSync('/proc/self/task')) {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(tid), (Number(f[11]) + Number(f[12])) * 10_000); // utime + stime, at 100 ticks a second
+      const ms = procCpuMs(`/proc/self/task/${tid}/stat`);
+      if (ms !== null) out.set(Number(tid), ms * 1000);
     }
     return out;
   } catch {

@@ -316,7 +316,7 @@ async function inspectWhileImporting(root: string, folder: string, id: string) {
         middle_seq: seq,
         step_ms: { p50: quantile(steps, 0.5), p95: quantile(steps, 0.95), max: quantile(steps, 1) },
         serve_cpu_ms_per_step:
-          cpu0 !== null && cpu1 !== null ? Number(((cpu1 - cpu0) / 60).toFixed(1)) : null,
+          cpu0 !== null && cpu1 !== null ? Number(((cpu1 - cpu0) / steps.length).toFixed(1)) : null,
         page_down_step_ms: { p50: quantile(jumps, 0.5), p95: quantile(jumps, 0.95), max: quantile(jumps, 1) },
       };
     } catch (e) {
