@@ -14,16 +14,17 @@ export interface ActivityCell {
 export const QUIET_MS = 300;
 
 export class Activity {
-  private readonly cell: Int32Array;
+  // 64 bits: milliseconds since `base` pass 2^31 after 24.8 days, and serve may run for weeks.
+  private readonly cell: BigInt64Array;
 
   private constructor(readonly shared: ActivityCell) {
-    this.cell = new Int32Array(shared.buffer);
+    this.cell = new BigInt64Array(shared.buffer);
   }
 
   /** A new cell, never touched (as if the page's last call were long ago). */
   static create(): Activity {
-    const a = new Activity({ buffer: new SharedArrayBuffer(4), base: Date.now() });
-    Atomics.store(a.cell, 0, -QUIET_MS);
+    const a = new Activity({ buffer: new SharedArrayBuffer(8), base: Date.now() });
+    Atomics.store(a.cell, 0, BigInt(-QUIET_MS));
     return a;
   }
 
@@ -33,11 +34,11 @@ export class Activity {
   }
 
   touch(): void {
-    Atomics.store(this.cell, 0, Date.now() - this.shared.base);
+    Atomics.store(this.cell, 0, BigInt(Date.now() - this.shared.base));
   }
 
   /** Whether the page asked for something within the last QUIET_MS. */
   busy(): boolean {
-    return Date.now() - this.shared.base - Atomics.load(this.cell, 0) < QUIET_MS;
+    return Date.now() - this.shared.base - Number(Atomics.load(this.cell, 0)) < QUIET_MS;
   }
 }

@@ -280,13 +280,20 @@ describe('snapshots built in the background', () => {
     expect(snapshotCount()).toBe(0);
   });
 
+  it("the page's activity still counts in a process that has run for a month", () => {
+    // Milliseconds since the cell's base pass 2^31 after 24.8 days: a 32-bit cell wrapped there.
+    const month = Activity.of({ buffer: new SharedArrayBuffer(8), base: Date.now() - 30 * 86_400_000 });
+    month.touch();
+    expect(month.busy()).toBe(true);
+  });
+
   it("the page's activity is seen by another thread, as it happens", async () => {
     const activity = Activity.create();
     expect(activity.busy(), 'never touched').toBe(false);
     const worker = new Worker(
       `const { workerData, parentPort } = require('node:worker_threads');
-       const cell = new Int32Array(workerData.buffer);
-       parentPort.on('message', () => parentPort.postMessage(Date.now() - workerData.base - Atomics.load(cell, 0)));`,
+       const cell = new BigInt64Array(workerData.buffer);
+       parentPort.on('message', () => parentPort.postMessage(Date.now() - workerData.base - Number(Atomics.load(cell, 0))));`,
       { eval: true, workerData: activity.shared },
     );
     try {
