@@ -23,7 +23,7 @@ export const ChangeList = memo(function ChangeList({
   changes: StateChange[];
   truncated?: number;
   testId?: string;
-  /** How many are listed before a "show all" (the state panel's box shows about ten). */
+  /** How many are listed before "show them" lists the rest (up to MAX_LISTED). */
   shown?: number;
 }) {
   const [all, setAll] = useState(false);
@@ -33,7 +33,8 @@ export const ChangeList = memo(function ChangeList({
         no change from the seq before
       </div>
     );
-  const listed = Math.min(changes.length, all ? MAX_LISTED : shown, MAX_LISTED);
+  const listable = Math.min(changes.length, MAX_LISTED);
+  const listed = all ? listable : Math.min(listable, shown);
   const more = changes.length - listed + truncated;
   return (
     <ul className="changes mono" data-testid={testId} data-count={changes.length}>
@@ -49,7 +50,7 @@ export const ChangeList = memo(function ChangeList({
       {more > 0 ? (
         <li className="dim">
           … {more} more
-          {listed < Math.min(changes.length, MAX_LISTED) && (
+          {listed < listable && (
             <>
               {' '}
               <button type="button" className="j-more" onClick={() => setAll(true)}>
@@ -62,6 +63,13 @@ export const ChangeList = memo(function ChangeList({
     </ul>
   );
 });
+
+/**
+ * Changes the state panel lists before "show them" (its box shows about seven). Listed whole, a
+ * step that changes ~40 paths (a new turn) laid out and painted them all: the slowest steps of a
+ * session (~+15 ms of layout and paint).
+ */
+const SHOWN_CHANGES = 12;
 
 /** The state reconstructed at the selected seq, and what changed from seq − 1. */
 export function StateView() {
@@ -104,9 +112,7 @@ export function StateView() {
             {changesError ? (
               <ErrorBox error={changesError} what="Changes" />
             ) : fresh ? (
-              // Listed past what the box shows, a step that changes 40 paths (a new turn) laid out and
-              // painted them all: the slowest steps of a session (~+15 ms of layout and paint).
-              <ChangeList changes={fresh} shown={12} />
+              <ChangeList changes={fresh} shown={SHOWN_CHANGES} />
             ) : (
               <div className="dim">…</div>
             )}
