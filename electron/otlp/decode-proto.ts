@@ -96,9 +96,12 @@ function id(b: Uint8Array, bytes: number, where: () => string): string | null {
  */
 function u64(l: Long | number): string {
   if (typeof l === 'number') return String(l);
-  // Below 2^53 (high under 2^21) the double is exact and String() much cheaper than Long's division loop.
-  if (l.high >>> 0 < 0x200000) return String((l.high >>> 0) * 0x100000000 + (l.low >>> 0));
-  return l.toString();
+  const high = l.high >>> 0;
+  // Below 2^53 (high under 2^21) the double is exact. Above it, where every Unix time in
+  // nanoseconds lies (~1.7e18), BigInt: Long's toString, a division loop, measured ~1 µs a
+  // time against ~0.1 µs (two to four times a span).
+  if (high < 0x200000) return String(high * 0x100000000 + (l.low >>> 0));
+  return ((BigInt(high) << 32n) | BigInt(l.low >>> 0)).toString();
 }
 
 /** An int64 as a number where that is exact, else as its decimal string. */

@@ -19,14 +19,8 @@ export function recordsOf(d: Decoded): RecordOf[] {
 }
 
 /** A body decoded, keyed, mapped and serialised (the same in either thread); throws DecodeError. */
-export function prepareRequest(
-  keys: RunKeys,
-  signal: Signal,
-  body: Buffer,
-  encoding: Encoding,
-  finish = true,
-): Prepared {
+export function prepareRequest(keys: RunKeys, signal: Signal, body: Buffer, encoding: Encoding): Prepared {
   const d = decodeRequest(signal, body, encoding);
   if (d.signal === 'metrics') return d;
-  return { signal: d.signal, parts: keys.prepare(recordsOf(d), finish) };
+  return { signal: d.signal, parts: keys.prepare(recordsOf(d)) };
 }

@@ -1,4 +1,4 @@
-import { canonicalPayload, checkShape, prepareItem } from '../ledger/prepare';
+import { prepareItem } from '../ledger/prepare';
 import { CURRENT_V } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import type { Attrs, OtlpLog, OtlpSpan } from './types';
@@ -32,10 +32,9 @@ export interface RunSeed {
 }
 
 /**
- * One request's records of one run key, in arrival order: their events as canonical JSON, and
- * when `finished` as the ledger stores them (prepareItem: redacted and checked too;
- * RunWriter.appendSerialized takes them as they are, else it redacts and checks them), or why they
- * could not be mapped or prepared (they are refused, alone).
+ * One request's records of one run key, in arrival order: their events as the ledger stores them
+ * (prepareItem: canonical JSON, redacted and checked, which RunWriter.appendSerialized takes as
+ * they are: `finished`), or why they could not be mapped or prepared (they are refused, alone).
  */
 export interface PreparedPart {
   key: string;
@@ -45,7 +44,7 @@ export interface PreparedPart {
   vs: number[];
   ats: (string | null)[];
   jsons: string[];
-  finished: boolean;
+  finished: true;
   error?: { code: string | null; message: string };
 }
 
@@ -100,10 +99,9 @@ export class RunKeys {
   /**
    * A request's records keyed, mapped and serialised, one part per run key in order of first
    * appearance. First the conversations the request names, so a child span in the same request as
-   * its parent joins the parent's conversation whichever comes first. `finish` false leaves
-   * redaction and the schema check to the ledger's thread (the same texts either way).
+   * its parent joins the parent's conversation whichever comes first.
    */
-  prepare(records: readonly RecordOf[], finish = true): PreparedPart[] {
+  prepare(records: readonly RecordOf[]): PreparedPart[] {
     for (const rec of records) {
       const trace = rec.r.traceId;
       const conv = conversationOf(rec.r.attributes, rec.r.resource);
@@ -117,11 +115,11 @@ export class RunKeys {
       else byKey.set(key, [rec]);
     }
     const parts: PreparedPart[] = [];
-    for (const [key, recs] of byKey) parts.push(this.part(key, recs, finish));
+    for (const [key, recs] of byKey) parts.push(this.part(key, recs));
     return parts;
   }
 
-  private part(key: string, recs: RecordOf[], finish: boolean): PreparedPart {
+  private part(key: string, recs: RecordOf[]): PreparedPart {
     const first = recs[0]!.r;
     const service = first.resource['service.name'];
     const part: PreparedPart = {
@@ -132,7 +130,7 @@ export class RunKeys {
       vs: [],
       ats: [],
       jsons: [],
-      finished: finish,
+      finished: true,
     };
     let state = this.states.get(key);
     if (!state) {
@@ -149,11 +147,7 @@ export class RunKeys {
             : mapLog(rec.r, state.map, withResource);
         for (const it of mapped) {
           // mapSpan and mapLog have checked each item against its kind's schema (mapping.ts, finish).
-          if (finish) part.jsons.push(prepareItem(it, { checked: true }));
-          else {
-            checkShape(it);
-            part.jsons.push(canonicalPayload(it));
-          }
+          part.jsons.push(prepareItem(it, { checked: true }));
           part.kinds.push(it.kind);
           part.vs.push(it.v ?? CURRENT_V);
           part.ats.push(it.at ?? null);

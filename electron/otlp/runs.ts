@@ -268,11 +268,7 @@ export class LiveRuns {
 
 export type { RecordOf };
 
-/**
- * The parts of several requests for one run as one append, in order. Finished only when all are:
- * the ledger then redacts and checks every text, the finished ones again (which changes nothing:
- * placeholders are never matched again), never none of an unfinished one.
- */
+/** The parts of several requests for one run as one append, in order. */
 function joined(parts: readonly PreparedPart[]): PreparedPart {
   return {
     ...parts[0]!,
@@ -280,6 +276,5 @@ function joined(parts: readonly PreparedPart[]): PreparedPart {
     vs: parts.flatMap((p) => p.vs),
     ats: parts.flatMap((p) => p.ats),
     jsons: parts.flatMap((p) => p.jsons),
-    finished: parts.every((p) => p.finished),
   };
 }
