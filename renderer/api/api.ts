@@ -30,6 +30,10 @@ export function subscribe<P extends PushName>(channel: P, fn: (payload: PushOf<P
   return api().subscribe(channel, fn);
 }
 
+export function onConnected(fn: () => void): () => void {
+  return api().onConnected(fn);
+}
+
 /** Whether the renderer may call the method: it is in the contract and on the renderer's surface. */
 export function available(method: string): boolean {
   return onRendererSurface(method);

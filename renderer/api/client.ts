@@ -8,6 +8,13 @@ export interface ApiClient {
   call<M extends MethodName>(method: M, args: ArgsOf<M>): Promise<Result<ResultOf<M>>>;
   subscribe<P extends PushName>(channel: P, fn: (payload: PushOf<P>) => void): () => void;
   /**
+   * Called each time the push stream (re)connects. Pushes made while it was not connected are lost,
+   * so what they would have said must be read again then: without it, a page whose first list was
+   * read before an import committed, and whose stream connected after that import's push, showed
+   * no runs until the next push (for a folder with nothing new, never).
+   */
+  onConnected(fn: () => void): () => void;
+  /**
    * Untyped call by name, for methods the renderer was built to use before they landed in the
    * contract. Same transport and Result as `call`; prefer `call` for anything in the contract.
    */
@@ -32,15 +39,24 @@ function ipcClient(api: PreloadApi): ApiClient {
     call: (method, args) => api.call(method, args) as Promise<Result<never>>,
     callRaw: (method, args) => api.call(method, args),
     subscribe: (channel, fn) => api.subscribe(channel, fn as (p: unknown) => void),
+    // IPC pushes reach a listener from the moment subscribe returns, in order with call replies:
+    // there is no stream to connect or to lose.
+    onConnected: () => () => undefined,
   };
 }
 
 function httpClient(token: string, base = ''): ApiClient {
   const listeners = new Map<string, Set<(p: unknown) => void>>();
+  const connected = new Set<() => void>();
   let source: EventSource | null = null;
   const ensureSource = () => {
     if (source) return;
     source = new EventSource(`${base}/api/events?token=${encodeURIComponent(token)}`);
+    // `open` comes with the response's headers, which the server writes once it listens for pushes
+    // (transports/http.ts, sse): from then on none is missed. EventSource reconnects by itself.
+    source.addEventListener('open', () => {
+      for (const fn of connected) fn();
+    });
     for (const name of RENDERER_PUSHES) {
       source.addEventListener(name, (ev) => {
         const data = JSON.parse((ev as MessageEvent<string>).data) as unknown;
@@ -70,6 +86,11 @@ function httpClient(token: string, base = ''): ApiClient {
       set.add(fn as (p: unknown) => void);
       listeners.set(channel, set);
       return () => set.delete(fn as (p: unknown) => void);
+    },
+    onConnected(fn) {
+      ensureSource();
+      connected.add(fn);
+      return () => connected.delete(fn);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { subscribe } from '../api/api';
+import { onConnected, subscribe } from '../api/api';
 import { formatHash, parseHash, type Route } from './route';
 import { useApp } from './index';
 
@@ -48,6 +48,13 @@ export function startSync(): () => void {
     subscribe('job.progress', (p) => {
       useApp.getState().onJob(p);
       if (p.finished) void useApp.getState().loadRuns();
+    }),
+    // What the pushes would have said while the stream was not connected: the folder, the runs
+    // and, through loadRuns, the selected run's new events and findings (syncSelectedRun).
+    onConnected(() => {
+      const st = useApp.getState();
+      void st.loadFolder();
+      void st.loadRuns();
     }),
   ];
 

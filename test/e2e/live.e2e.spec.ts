@@ -74,3 +74,39 @@ test('a link to a seq the run does not hold yet shows the head, then that seq wh
   await appendRun(server, 'growing', DEMO_EVENTS.slice(7, 9));
   await expect(page.getByTestId('seq-indicator')).toHaveText('seq 5 / 9');
 });
+
+test('a run made while the page was not yet listening for pushes is listed once it is', async ({
+  app,
+  server,
+  page,
+}) => {
+  // The page's push stream is held back until the run has been made and its push has gone out.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route(
+    (url) => url.pathname === '/api/events',
+    async (route) => {
+      await held;
+      await route.continue();
+    },
+  );
+  await app.open();
+  await expect(page.getByTestId('empty-state')).toBeVisible();
+
+  // A listener of our own sees the push the page misses.
+  const stream = await fetch(`${server.base}/api/events?token=${encodeURIComponent(server.token)}`);
+  const reader = stream.body!.getReader();
+  await appendRun(server, 'late', DEMO_EVENTS.slice(0, 2));
+  let seen = '';
+  while (!/event: events\.appended\ndata: \{"run_id":"late"/.test(seen)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the push stream ended before the run's push: ${seen}`);
+    seen += new TextDecoder().decode(value);
+  }
+  await reader.cancel();
+  await expect(page.getByTestId('empty-state')).toBeVisible();
+
+  release();
+  await expect(app.runItem('late')).toBeVisible();
+  await expect(app.runItem('late')).toContainText('2 ev');
+});
