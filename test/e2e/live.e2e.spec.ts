@@ -97,11 +97,12 @@ test('a run made while the page was not yet listening for pushes is listed once 
   const stream = await fetch(`${server.base}/api/events?token=${encodeURIComponent(server.token)}`);
   const reader = stream.body!.getReader();
   await appendRun(server, 'late', DEMO_EVENTS.slice(0, 2));
+  const text = new TextDecoder();
   let seen = '';
   while (!/event: events\.appended\ndata: \{"run_id":"late"/.test(seen)) {
     const { value, done } = await reader.read();
     if (done) throw new Error(`the push stream ended before the run's push: ${seen}`);
-    seen += new TextDecoder().decode(value);
+    seen += text.decode(value, { stream: true });
   }
   await reader.cancel();
   await expect(page.getByTestId('empty-state')).toBeVisible();

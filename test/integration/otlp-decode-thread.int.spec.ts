@@ -179,7 +179,7 @@ describe('the receiver with and without its decode thread', () => {
   });
 });
 
-describe('parts redacted in the decode thread', () => {
+describe('parts as RunKeys prepares them (in the decode thread or, without it, in this one)', () => {
   it('store no planted credential, and the same events whether requests are appended together or apart', () => {
     const spans = (r: number) =>
       JSON.stringify({
