@@ -76,3 +76,102 @@ describe('OTLP JSON recordings from public repositories', () => {
     expect((event.payload.body as Record<string, unknown>).type).toBe(0);
   });
 });
+
+// What GenAI instrumentations put on the wire, captured from the libraries themselves (OpenLLMetry's
+// and OpenInference's OpenAI instrumentations over the Python SDK, against a local stand-in for the
+// model API) and written as OTLP JSON by a plain receiver: enum fields spelled by name
+// ("SPAN_KIND_CLIENT", "STATUS_CODE_OK"), as protobuf's JSON mapping writes them.
+describe('OTLP JSON captured from GenAI instrumentations', () => {
+  const f = freshFolder();
+  let svc: ProofloopService;
+  let rx: OtlpReceiver;
+  interface Attr {
+    key: string;
+  }
+  interface Span {
+    traceId: string;
+    spanId: string;
+    name: string;
+    attributes: Attr[];
+  }
+  /** The fixture's spans as the file has them, to hold the stored events against. */
+  const spansOf = (name: string): Span[] =>
+    (
+      JSON.parse(fixture(name).toString()) as {
+        resourceSpans: { scopeSpans: { spans: Span[] }[] }[];
+      }
+    ).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
+  const post = async (name: string) => {
+    const res = await fetch(`${rx.endpoint}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: fixture(name),
+    });
+    return { status: res.status, body: (await res.json()) as unknown };
+  };
+  type Otel = {
+    span_id: string;
+    span_kind: number;
+    status: { code: number };
+    mapped_by: string;
+    attributes: Record<string, unknown>;
+    scope: { name: string; version?: string };
+  };
+
+  beforeAll(async () => {
+    svc = new ProofloopService();
+    await svc.openFolder(f.dir);
+    rx = await startOtlpReceiver({ ledger: () => svc.ctx.ledger(), port: 0 });
+  });
+  afterAll(async () => {
+    await rx?.close();
+    svc?.closeFolder();
+    f.cleanup();
+  });
+
+  it("OpenLLMetry 0.62.3: the chat span proposes the model's tool call, the workflow span is kept as a span", async () => {
+    const file = 'openllmetry-openai-0.62.3.json';
+    expect(await post(file)).toEqual({ status: 200, body: {} });
+    const spans = spansOf(file);
+    const events = svc.ctx.ledger().read(`otlp-trace-${spans[0]!.traceId}`);
+    expect(events.map((e) => e.kind)).toEqual(['model_proposed', 'otel_span']);
+    const [chat, workflow] = events.map((e) => e.payload as Record<string, unknown> & { otel: Otel });
+    expect(chat).toMatchObject({
+      tool: 'lookup_order',
+      call_id: 'call_9RtYbK2mXqLp',
+      args: { order_id: 'A-1187' },
+      model: 'gpt-4o-mini-2024-07-18',
+      usage: { input_tokens: 412, output_tokens: 27 },
+    });
+    expect(chat!.otel).toMatchObject({ mapped_by: 'genai', span_kind: 3, span_id: spans[0]!.spanId });
+    expect(workflow!.otel).toMatchObject({ mapped_by: 'fallback', span_kind: 1, span_id: spans[1]!.spanId });
+    // Every attribute the library set is kept, under its own name.
+    expect(Object.keys(chat!.otel.attributes).sort()).toEqual(spans[0]!.attributes.map((a) => a.key).sort());
+    expect(Object.keys(workflow!.otel.attributes).sort()).toEqual(
+      spans[1]!.attributes.map((a) => a.key).sort(),
+    );
+  });
+
+  it('OpenInference openai 0.1.58: an LLM span with flattened messages, its status read by name', async () => {
+    const file = 'openinference-openai-0.1.58.json';
+    expect(await post(file)).toEqual({ status: 200, body: {} });
+    const [span] = spansOf(file);
+    const events = svc.ctx.ledger().read(`otlp-trace-${span!.traceId}`);
+    expect(events.map((e) => e.kind)).toEqual(['model_proposed']);
+    const p = events[0]!.payload as Record<string, unknown> & { otel: Otel };
+    expect(p).toMatchObject({
+      tool: 'lookup_order',
+      call_id: 'call_9RtYbK2mXqLp',
+      args: { order_id: 'A-1187' },
+      model: 'gpt-4o-mini-2024-07-18',
+    });
+    expect(p.input_messages).toHaveLength(2);
+    expect(p.otel).toMatchObject({
+      mapped_by: 'openinference',
+      span_kind: 1,
+      status: { code: 1 },
+      scope: { name: 'openinference.instrumentation.openai', version: '0.1.58' },
+    });
+    expect(Object.keys(p.otel.attributes).sort()).toEqual(span!.attributes.map((a) => a.key).sort());
+  });
+});
