@@ -1,5 +1,5 @@
 /**
- * OTLP receiver throughput (issue 14). Runnable alone: `npx tsx bench/otlp.ts [spans] [in-flight,…]`.
+ * OTLP receiver throughput (issue 14). Runnable alone: `npx tsx bench/otlp.ts [spans] [in-flight,…]` (50,000 spans by default).
  * Spans received per second as they are made durable: requests of 100 GenAI spans (half `chat`
  * spans proposing a tool call, half `execute_tool` spans: 150 events a request), posted over a
  * real socket to the receiver by a client in a process of its own, two requests in flight (and
@@ -192,7 +192,8 @@ const cpuMicros = (c0: NodeJS.CpuUsage) => {
 };
 
 export async function benchOtlp(
-  spans = 20_000,
+  // 500 requests a phase (~2-3 s here), not 200 (~1 s).
+  spans = 50_000,
   opts: { decodeThread?: boolean; inFlight?: number[]; encodings?: ('protobuf' | 'json')[] } = {},
 ) {
   const root = mkdtempSync(path.join(tmpdir(), 'pl-bench-otlp-'));
@@ -203,8 +204,9 @@ export async function benchOtlp(
     const requests = Math.max(2, Math.round(spans / SPANS_PER_REQUEST));
     const out: Record<string, unknown> = { spans_per_request: SPANS_PER_REQUEST, requests };
     let eventsPerRequest = 0;
-    // 2 in flight as before; 8 as an SDK with several exports in flight (BatchSpanProcessor's
-    // exports overlap when spans come faster than one export takes), where group commit pays.
+    // 2 in flight as before; 8 as several senders at once (the JS SDK's BatchSpanProcessor keeps
+    // one export in flight, so more come from more agents, or a collector forwarding theirs),
+    // where group commit pays.
     for (const inFlight of inFlights) {
       for (const encoding of opts.encodings ?? (['protobuf', 'json'] as const)) {
         const conv = `bench-${encoding}-${inFlight}`;
@@ -307,7 +309,7 @@ export async function benchOtlp(
 }
 
 if (isMain('otlp')) {
-  const n = Number(process.argv[2] ?? 20_000);
+  const n = Number(process.argv[2] ?? 50_000);
   // `npx tsx bench/otlp.ts 20000 8 protobuf`: 8 requests in flight, protobuf only (for A/B runs).
   const inFlight = process.argv[3]?.split(',').map(Number);
   const encodings = process.argv[4]?.split(',') as ('protobuf' | 'json')[] | undefined;
