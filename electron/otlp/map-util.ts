@@ -1,5 +1,6 @@
 import { sha256Hex } from '../crypto';
 import type { AttrValue, Attrs, OtlpLog, OtlpSpan } from './types';
+import { BoundedMap } from './bounded-map';
 
 /** One event a record maps to; `at` is the record's own time. */
 export interface MappedItem {
@@ -15,10 +16,15 @@ export interface MappedItem {
  * ids of harness decisions still waiting for their tool's result.
  */
 export class RunMapState {
-  /** Inference span ids that counted tokens, and the parent span each one sits under. */
-  readonly counted = new Map<string, string | null>();
   /** parent span id → the child inference span that counted tokens under it. */
   readonly countedUnder = new Map<string, string>();
+  /**
+   * Inference span ids that counted tokens, and the parent span each one sits under. Bounded: a
+   * long-lived run keeps the latest spans only (wrappers end soon after their children).
+   */
+  readonly counted = new BoundedMap<string, string | null>(20_000, (first, parent) => {
+    if (parent && this.countedUnder.get(parent) === first) this.countedUnder.delete(parent);
+  });
   /** tool name → call ids of decisions whose tool_result has not come yet (oldest first). */
   readonly pending = new Map<string, string[]>();
   decisions = 0;
@@ -26,12 +32,6 @@ export class RunMapState {
   noteCounted(spanId: string, parent: string | null): void {
     this.counted.set(spanId, parent);
     if (parent) this.countedUnder.set(parent, spanId);
-    // Bounded: a long-lived run keeps the latest spans only (wrappers end soon after their children).
-    if (this.counted.size > 20_000) {
-      const [first, p] = this.counted.entries().next().value as [string, string | null];
-      this.counted.delete(first);
-      if (p && this.countedUnder.get(p) === first) this.countedUnder.delete(p);
-    }
   }
 }
 

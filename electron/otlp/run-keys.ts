@@ -4,6 +4,7 @@ import { ProofloopError } from '../../shared/result';
 import type { Attrs, OtlpLog, OtlpSpan } from './types';
 import { RunMapState } from './map-util';
 import { mapLog, mapSpan } from './mapping';
+import { BoundedMap } from './bounded-map';
 
 /**
  * Which run each record joins, as a key, and its events mapped, serialised, redacted and checked:
@@ -58,11 +59,8 @@ function conversationOf(a: Attrs, resource: Attrs): string | undefined {
   return undefined;
 }
 
-/** A map that forgets its oldest entry past 50,000 (a receiver may run for weeks). */
-function bounded<K, V>(m: Map<K, V>): Map<K, V> {
-  if (m.size >= 50_000) m.delete(m.keys().next().value as K);
-  return m;
-}
+/** Trace and conversation maps forget their oldest entry past this many (a receiver may run for weeks). */
+const KEYS_MAX = 50_000;
 
 interface KeyState {
   map: RunMapState;
@@ -73,12 +71,12 @@ interface KeyState {
 
 export class RunKeys {
   /** trace id → the conversation it named (bounded: oldest forgotten first). */
-  private readonly traceConversation = new Map<string, string>();
+  private readonly traceConversation = new BoundedMap<string, string>(KEYS_MAX);
   /** trace id and conversation id → the key of the run they joined (bounded likewise). */
-  private readonly traceHome = new Map<string, string>();
-  private readonly convHome = new Map<string, string>();
+  private readonly traceHome = new BoundedMap<string, string>(KEYS_MAX);
+  private readonly convHome = new BoundedMap<string, string>(KEYS_MAX);
   /** Mapping state per run key; it outlives an idle writer (a decision's result may come later). */
-  private readonly states = new Map<string, KeyState>();
+  private readonly states = new BoundedMap<string, KeyState>(10_000);
 
   /** A new ledger (the app switched folders): its runs start from nothing. */
   reset(): void {
@@ -136,7 +134,6 @@ export class RunKeys {
     if (!state) {
       state = { map: new RunMapState(), resource: null, resourceJson: '' };
       this.states.set(key, state);
-      if (this.states.size > 10_000) this.states.delete(this.states.keys().next().value as string);
     }
     try {
       for (const rec of recs) {
@@ -179,7 +176,7 @@ export class RunKeys {
 
   private rememberTrace(trace: string, conv: string): void {
     if (this.traceConversation.get(trace) === conv) return;
-    bounded(this.traceConversation).set(trace, conv);
+    this.traceConversation.set(trace, conv);
   }
 
   /**
@@ -196,18 +193,18 @@ export class RunKeys {
       conversationOf(r.attributes, r.resource) ?? (trace ? this.traceConversation.get(trace) : undefined);
     const byTrace = trace ? this.traceHome.get(trace) : undefined;
     if (byTrace) {
-      if (conv && !this.convHome.has(conv)) bounded(this.convHome).set(conv, byTrace);
+      if (conv && !this.convHome.has(conv)) this.convHome.set(conv, byTrace);
       return byTrace;
     }
     if (conv) {
       let home = this.convHome.get(conv);
-      if (!home) bounded(this.convHome).set(conv, (home = `c:${conv}`));
-      if (trace) bounded(this.traceHome).set(trace, home);
+      if (!home) this.convHome.set(conv, (home = `c:${conv}`));
+      if (trace) this.traceHome.set(trace, home);
       return home;
     }
     if (trace) {
       const home = `t:${trace}`;
-      bounded(this.traceHome).set(trace, home);
+      this.traceHome.set(trace, home);
       return home;
     }
     const service = r.resource['service.name'];
