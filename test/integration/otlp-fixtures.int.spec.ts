@@ -10,33 +10,37 @@ import { freshFolder, repoRoot } from './helpers/tmp';
 
 const fixture = (name: string) => readFileSync(path.join(repoRoot, 'test/fixtures/otlp', name));
 
-describe('OTLP JSON recordings from public repositories', () => {
+/** A service on a fresh folder with a receiver in front of it, for the describe block it is called in. */
+function receiving() {
   const f = freshFolder();
-  let svc: ProofloopService;
-  let rx: OtlpReceiver;
+  const r = {} as { svc: ProofloopService; rx: OtlpReceiver };
+  beforeAll(async () => {
+    r.svc = new ProofloopService();
+    await r.svc.openFolder(f.dir);
+    r.rx = await startOtlpReceiver({ ledger: () => r.svc.ctx.ledger(), port: 0 });
+  });
+  afterAll(async () => {
+    await r.rx?.close();
+    r.svc?.closeFolder();
+    f.cleanup();
+  });
   const post = async (signal: string, body: Buffer) => {
-    const res = await fetch(`${rx.endpoint}/v1/${signal}`, {
+    const res = await fetch(`${r.rx.endpoint}/v1/${signal}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body,
     });
     return { status: res.status, body: (await res.json()) as unknown };
   };
+  return { ledger: () => r.svc.ctx.ledger(), post };
+}
 
-  beforeAll(async () => {
-    svc = new ProofloopService();
-    await svc.openFolder(f.dir);
-    rx = await startOtlpReceiver({ ledger: () => svc.ctx.ledger(), port: 0 });
-  });
-  afterAll(async () => {
-    await rx?.close();
-    svc?.closeFolder();
-    f.cleanup();
-  });
+describe('OTLP JSON recordings from public repositories', () => {
+  const { ledger, post } = receiving();
 
   it("opentelemetry-proto's examples/trace.json: a span of its own kind, ids read from upper-case hex", async () => {
     expect(await post('traces', fixture('proto-examples-trace.json'))).toEqual({ status: 200, body: {} });
-    const events = svc.ctx.ledger().read('otlp-trace-5b8efff798038103d269b633813fc60c');
+    const events = ledger().read('otlp-trace-5b8efff798038103d269b633813fc60c');
     expect(events.map((e) => e.kind)).toEqual(['otel_span']);
     const p = events[0]!.payload as { name: string; duration_ms: number; otel: Record<string, unknown> };
     expect(p.name).toBe("I'm a server span");
@@ -56,11 +60,9 @@ describe('OTLP JSON recordings from public repositories', () => {
   it('examples/logs.json and events.json: every AnyValue form kept, the event under its own name', async () => {
     expect((await post('logs', fixture('proto-examples-logs.json'))).status).toBe(200);
     expect((await post('logs', fixture('proto-examples-events.json'))).status).toBe(200);
-    const ledger = svc.ctx.ledger();
+    const l = ledger();
     // The log record names the example trace: it joins that trace's run.
-    const log = ledger
-      .read('otlp-trace-5b8efff798038103d269b633813fc60c')
-      .find((e) => e.kind === 'otel_log')!;
+    const log = l.read('otlp-trace-5b8efff798038103d269b633813fc60c').find((e) => e.kind === 'otel_log')!;
     expect(log.payload).toMatchObject({ body: 'Example log record', severity: 'Information' });
     expect((log.payload.otel as { attributes: Record<string, unknown> }).attributes).toEqual({
       'string.attribute': 'some string',
@@ -70,8 +72,8 @@ describe('OTLP JSON recordings from public repositories', () => {
       'array.attribute': ['many', 'values'],
       'map.attribute': { 'some.map.key': 'some value' },
     });
-    const runs = ledger.runs().filter((r) => r.format === 'otlp');
-    const event = runs.flatMap((r) => ledger.read(r.run_id)).find((e) => e.kind === 'browser_page_view')!;
+    const runs = l.runs().filter((r) => r.format === 'otlp');
+    const event = runs.flatMap((r) => l.read(r.run_id)).find((e) => e.kind === 'browser_page_view')!;
     expect(event.payload).toMatchObject({ event: 'browser.page_view' });
     expect((event.payload.body as Record<string, unknown>).type).toBe(0);
   });
@@ -82,9 +84,7 @@ describe('OTLP JSON recordings from public repositories', () => {
 // model API) and written as OTLP JSON by a plain receiver: enum fields spelled by name
 // ("SPAN_KIND_CLIENT", "STATUS_CODE_OK"), as protobuf's JSON mapping writes them.
 describe('OTLP JSON captured from GenAI instrumentations', () => {
-  const f = freshFolder();
-  let svc: ProofloopService;
-  let rx: OtlpReceiver;
+  const { ledger, post: postAs } = receiving();
   interface Attr {
     key: string;
   }
@@ -101,14 +101,7 @@ describe('OTLP JSON captured from GenAI instrumentations', () => {
         resourceSpans: { scopeSpans: { spans: Span[] }[] }[];
       }
     ).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
-  const post = async (name: string) => {
-    const res = await fetch(`${rx.endpoint}/v1/traces`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: fixture(name),
-    });
-    return { status: res.status, body: (await res.json()) as unknown };
-  };
+  const post = (name: string) => postAs('traces', fixture(name));
   type Otel = {
     span_id: string;
     span_kind: number;
@@ -118,22 +111,11 @@ describe('OTLP JSON captured from GenAI instrumentations', () => {
     scope: { name: string; version?: string };
   };
 
-  beforeAll(async () => {
-    svc = new ProofloopService();
-    await svc.openFolder(f.dir);
-    rx = await startOtlpReceiver({ ledger: () => svc.ctx.ledger(), port: 0 });
-  });
-  afterAll(async () => {
-    await rx?.close();
-    svc?.closeFolder();
-    f.cleanup();
-  });
-
   it("OpenLLMetry 0.62.3: the chat span proposes the model's tool call, the workflow span is kept as a span", async () => {
     const file = 'openllmetry-openai-0.62.3.json';
     expect(await post(file)).toEqual({ status: 200, body: {} });
     const spans = spansOf(file);
-    const events = svc.ctx.ledger().read(`otlp-trace-${spans[0]!.traceId}`);
+    const events = ledger().read(`otlp-trace-${spans[0]!.traceId}`);
     expect(events.map((e) => e.kind)).toEqual(['model_proposed', 'otel_span']);
     const [chat, workflow] = events.map((e) => e.payload as Record<string, unknown> & { otel: Otel });
     expect(chat).toMatchObject({
@@ -156,7 +138,7 @@ describe('OTLP JSON captured from GenAI instrumentations', () => {
     const file = 'openinference-openai-0.1.58.json';
     expect(await post(file)).toEqual({ status: 200, body: {} });
     const [span] = spansOf(file);
-    const events = svc.ctx.ledger().read(`otlp-trace-${span!.traceId}`);
+    const events = ledger().read(`otlp-trace-${span!.traceId}`);
     expect(events.map((e) => e.kind)).toEqual(['model_proposed']);
     const p = events[0]!.payload as Record<string, unknown> & { otel: Otel };
     expect(p).toMatchObject({
