@@ -163,7 +163,12 @@ describe('the OTLP receiver over a real socket', () => {
       expect(eventCount()).toBe(0);
     });
 
-    it('a 100 MB body, declared or chunked, before it is read whole', async () => {
+    // Tried again on a reset: the receiver answers 413 and closes, and the bytes this sender had
+    // already written reach the closed socket, which answers them with a reset; now and then
+    // (1 of 4 runs of npm test on 12-02) that reset overtakes the answer and the write fails with
+    // EPIPE. A lingering close in the receiver would end it; Node's server does not linger, and
+    // reading on after the answer did not work through its parser (12-02, see that day's note).
+    it('a 100 MB body, declared or chunked, before it is read whole', { retry: 2 }, async () => {
       const mb = Buffer.alloc(1 << 20, 0x61);
       let sent = 0;
       const declared = await post(rx.port, {
