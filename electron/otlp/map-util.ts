@@ -1,6 +1,6 @@
 import { sha256Hex } from '../crypto';
 import type { AttrValue, Attrs, OtlpLog, OtlpSpan } from './types';
-import { BoundedMap } from './bounded-map';
+import { BoundedMap } from '../bounded-map';
 
 /** One event a record maps to; `at` is the record's own time. */
 export interface MappedItem {

@@ -4,7 +4,7 @@ import { ProofloopError } from '../../shared/result';
 import type { Attrs, OtlpLog, OtlpSpan } from './types';
 import { RunMapState } from './map-util';
 import { mapLog, mapSpan } from './mapping';
-import { BoundedMap } from './bounded-map';
+import { BoundedMap } from '../bounded-map';
 
 /**
  * Which run each record joins, as a key, and its events mapped, serialised, redacted and checked:

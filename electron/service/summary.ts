@@ -9,6 +9,7 @@ import { usageTokens } from '../../shared/formats/claude-code';
 import { itemOf } from '../../shared/formats/codex';
 import { isContextPrompt } from '../../shared/formats/prompt';
 import { ID_RANGE, idRange } from '../ledger/event-ids';
+import { BoundedMap } from '../bounded-map';
 import type { ServiceContext } from './context';
 import type { ResultOf } from '../../shared/api/contract';
 import type { Handler as H } from './handler';
@@ -26,8 +27,8 @@ const TITLE_CHARS = 200;
  */
 export const CC_TOKENS_MAX_EVENTS = 20_000;
 /** Summaries by run and head: the list asks again on every change of the folder. */
-const memo = new Map<string, unknown>();
 const MEMO_MAX = 2000;
+const memo = new BoundedMap<string, unknown>(MEMO_MAX);
 const clipTitle = (text: string): string => text.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS);
 const ASSISTANT_KINDS = ['model_responded', 'model_reasoned', 'model_proposed', 'cc_assistant'];
 
@@ -130,7 +131,6 @@ export function summaryHandlers(ctx: ServiceContext) {
       }
     }
     const out = { run_id, head_seq: run.head_seq, format: fmt, project, model, title, tokens };
-    if (memo.size >= MEMO_MAX) memo.delete(memo.keys().next().value!);
     memo.set(key, out);
     return out;
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BoundedMap } from '../../electron/otlp/bounded-map';
+import { BoundedMap } from '../../electron/bounded-map';
 import { RunMapState } from '../../electron/otlp/map-util';
 
 describe('BoundedMap', () => {
