@@ -26,6 +26,10 @@ import { procCpuMs } from './child';
 const SPANS_PER_REQUEST = 100;
 /** Spans a second made durable (issue 14). */
 const GOAL = 20_000;
+type Encoding = 'protobuf' | 'json';
+/** A phase's key in the output: the encoding alone at 2 in flight (the first figures), else with its count. */
+const phaseKey = (encoding: Encoding, inFlight: number): string =>
+  inFlight === 2 ? encoding : `${encoding}_in_flight_${inFlight}`;
 /** Requests sent before each phase's clock starts: a receiver runs for hours, compiled. */
 const WARM_UP_REQUESTS = 100;
 
@@ -196,13 +200,14 @@ const cpuMicros = (c0: NodeJS.CpuUsage) => {
 export async function benchOtlp(
   // 500 requests a phase (~2-3 s here), not 200 (~1 s).
   spans = 50_000,
-  opts: { decodeThread?: boolean; inFlight?: number[]; encodings?: ('protobuf' | 'json')[] } = {},
+  opts: { decodeThread?: boolean; inFlight?: number[]; encodings?: Encoding[] } = {},
 ) {
   const root = mkdtempSync(path.join(tmpdir(), 'pl-bench-otlp-'));
   try {
     const ledger = Ledger.open(path.join(root, 'rx'));
     const rx = await startOtlpReceiver({ ledger: () => ledger, port: 0, decodeThread: opts.decodeThread });
     const inFlights = opts.inFlight ?? [2, 8];
+    const encodings: Encoding[] = opts.encodings ?? ['protobuf', 'json'];
     const requests = Math.max(2, Math.round(spans / SPANS_PER_REQUEST));
     const out: Record<string, unknown> = { spans_per_request: SPANS_PER_REQUEST, requests };
     let eventsPerRequest = 0;
@@ -210,7 +215,7 @@ export async function benchOtlp(
     // one export in flight, so more come from more agents, or a collector forwarding theirs),
     // where group commit pays.
     for (const inFlight of inFlights) {
-      for (const encoding of opts.encodings ?? (['protobuf', 'json'] as const)) {
+      for (const encoding of encodings) {
         const conv = `bench-${encoding}-${inFlight}`;
         const bodies = Array.from({ length: requests }, (_, r) => {
           const j = requestJson(r, conv, (encoding === 'protobuf' ? 0 : 1 << 24) + inFlight * (1 << 20));
@@ -233,7 +238,7 @@ export async function benchOtlp(
         const threads = threadShares(t0, threadMicros(), requests * SPANS_PER_REQUEST);
         const events = ledger.run(`otlp-${conv}`)!.event_count - before;
         eventsPerRequest = events / requests;
-        out[inFlight === 2 ? encoding : `${encoding}_in_flight_${inFlight}`] = {
+        out[phaseKey(encoding, inFlight)] = {
           in_flight: inFlight,
           spans_per_s: rate(requests * SPANS_PER_REQUEST, ms),
           events_per_s: rate(events, ms),
@@ -252,7 +257,7 @@ export async function benchOtlp(
       }
     }
     await rx.close();
-    if (opts.encodings && !opts.encodings.includes('protobuf')) {
+    if (!encodings.includes('protobuf')) {
       ledger.close();
       return out;
     }
@@ -295,21 +300,19 @@ export async function benchOtlp(
       live: 'otlp',
     });
     out.ledger_serialized = batched(receiverLike, (w) => w.appendSerialized(texts, { unread: true }));
-    const pb = out[inFlights[0] === 2 ? 'protobuf' : `protobuf_in_flight_${inFlights[0]}`] as {
+    const pb = out[phaseKey('protobuf', inFlights[0]!)] as {
       events_per_s: number;
     };
     out.receiver_share_of_ledger_rate =
       Math.round((pb.events_per_s / (out.ledger_batched as { events_per_s: number }).events_per_s) * 100) /
       100;
-    out.goal = '>= 20,000 spans/s with 100-span batches';
+    out.goal = `>= ${GOAL.toLocaleString('en-US')} spans/s with ${SPANS_PER_REQUEST}-span batches`;
     // Per number of requests in flight, both encodings: 2 is two senders, each with one export in
     // flight (a round trip each); 8 keeps the receiver busy, so its CPU a span decides.
     out.goal_ok = Object.fromEntries(
       inFlights.map((n) => [
         `in_flight_${n}`,
-        (opts.encodings ?? ['protobuf', 'json']).every(
-          (e) => (out[n === 2 ? e : `${e}_in_flight_${n}`] as { spans_per_s: number }).spans_per_s >= GOAL,
-        ),
+        encodings.every((e) => (out[phaseKey(e, n)] as { spans_per_s: number }).spans_per_s >= GOAL),
       ]),
     );
     ledger.close();
@@ -321,9 +324,9 @@ export async function benchOtlp(
 }
 
 if (isMain('otlp')) {
-  const n = Number(process.argv[2] ?? 50_000);
+  const n = process.argv[2] === undefined ? undefined : Number(process.argv[2]);
   // `npx tsx bench/otlp.ts 20000 8 protobuf`: 8 requests in flight, protobuf only (for A/B runs).
   const inFlight = process.argv[3]?.split(',').map(Number);
-  const encodings = process.argv[4]?.split(',') as ('protobuf' | 'json')[] | undefined;
+  const encodings = process.argv[4]?.split(',') as Encoding[] | undefined;
   console.log(JSON.stringify(await benchOtlp(n, { inFlight, encodings }), null, 2));
 }
