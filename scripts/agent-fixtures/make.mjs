@@ -16,7 +16,16 @@
  * CLIs' other traffic is switched off or fails offline (Codex's plugin sync warns and goes on).
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { dirname, join, relative } from 'node:path';
@@ -24,7 +33,8 @@ import { fileURLToPath } from 'node:url';
 import { startModel, startOtlpCapture } from './servers.mjs';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const devVersion = (name) => JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).devDependencies[name];
+const devVersion = (name) =>
+  JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).devDependencies[name];
 const FIXTURES = join(REPO, 'test', 'fixtures');
 const BIN = join(REPO, 'node_modules', '.bin');
 // A fixed place, so the paths the CLIs write (cwd, project folder names) are the same every time.
@@ -106,7 +116,10 @@ const CLAUDE_SCRIPTS = {
     // The subagent's own requests start with its prompt.
     {
       marker: CC_SUB,
-      turns: [{ tools: [bash('toolu_fx_sub_ls', 'ls', 'List the files')] }, { text: 'There are two entries.' }],
+      turns: [
+        { tools: [bash('toolu_fx_sub_ls', 'ls', 'List the files')] },
+        { text: 'There are two entries.' },
+      ],
     },
     {
       marker: CC_MAIN,
@@ -165,7 +178,9 @@ async function claude(encoding) {
       {
         permissions: { allow: ['Bash(echo:*)', 'Bash(cat:*)', 'Bash(ls:*)'] },
         hooks: {
-          PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: `node ${join(root, 'hook.mjs')}` }] }],
+          PreToolUse: [
+            { matcher: 'Bash', hooks: [{ type: 'command', command: `node ${join(root, 'hook.mjs')}` }] },
+          ],
         },
       },
       null,
@@ -177,7 +192,15 @@ async function claude(encoding) {
   try {
     await run(
       join(BIN, 'claude'),
-      ['-p', `${CC_MAIN}: tidy this folder`, '--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5'],
+      [
+        '-p',
+        `${CC_MAIN}: tidy this folder`,
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--model',
+        'claude-sonnet-4-5',
+      ],
       {
         cwd: work,
         env: {
@@ -230,7 +253,10 @@ const CODEX_SCRIPTS = {
     {
       marker: CX_MAIN,
       turns: [
-        { thinking: 'Set the goal, then look around.', tools: [{ call_id: 'call_fx_goal', name: 'create_goal', args: { objective: 'Tidy this folder' } }] },
+        {
+          thinking: 'Set the goal, then look around.',
+          tools: [{ call_id: 'call_fx_goal', name: 'create_goal', args: { objective: 'Tidy this folder' } }],
+        },
         { tools: [exec('call_fx_echo', 'echo hello')] },
         { tools: [exec('call_fx_rm', 'rm -rf build')] },
         { tools: [exec('call_fx_missing', 'cat missing.txt')] },
@@ -249,11 +275,15 @@ async function codex(encoding) {
   mkdirSync(join(codexHome, 'rules'), { recursive: true });
   workspace(work);
   // An exec-policy rule refuses `rm -rf` before it runs (Codex's config-side denial).
-  writeFileSync(join(codexHome, 'rules', 'default.rules'), 'prefix_rule(pattern = ["rm", "-rf"], decision = "forbidden")\n');
+  writeFileSync(
+    join(codexHome, 'rules', 'default.rules'),
+    'prefix_rule(pattern = ["rm", "-rf"], decision = "forbidden")\n',
+  );
   const model = await startModel(CODEX_SCRIPTS, (l) => log(`[codex model] ${l}`));
   const otlp = await startOtlpCapture((l) => log(`[codex otlp] ${l}`));
   const protocol = encoding === 'proto' ? 'binary' : 'json';
-  const exporter = (signal) => `{ otlp-http = { endpoint = "${otlp.url}/v1/${signal}", protocol = "${protocol}" } }`;
+  const exporter = (signal) =>
+    `{ otlp-http = { endpoint = "${otlp.url}/v1/${signal}", protocol = "${protocol}" } }`;
   writeFileSync(
     join(codexHome, 'config.toml'),
     [
@@ -276,10 +306,20 @@ async function codex(encoding) {
     ].join('\n'),
   );
   try {
-    await run(join(BIN, 'codex'), ['exec', '--json', '--skip-git-repo-check', `${CX_MAIN}: tidy this folder`], {
-      cwd: work,
-      env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexHome, FIXTURE_API_KEY: 'fixture-key', RUST_LOG: 'error' },
-    });
+    await run(
+      join(BIN, 'codex'),
+      ['exec', '--json', '--skip-git-repo-check', `${CX_MAIN}: tidy this folder`],
+      {
+        cwd: work,
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          CODEX_HOME: codexHome,
+          FIXTURE_API_KEY: 'fixture-key',
+          RUST_LOG: 'error',
+        },
+      },
+    );
     await new Promise((r) => setTimeout(r, 1000));
   } finally {
     await model.close();
@@ -306,7 +346,8 @@ async function main() {
   };
   rmSync(ROOT, { recursive: true, force: true });
   // What an earlier run of this script made is replaced, not added to.
-  for (const d of [CC_DIR, CX_DIR, 'otlp/agents']) rmSync(join(FIXTURES, d), { recursive: true, force: true });
+  for (const d of [CC_DIR, CX_DIR, 'otlp/agents'])
+    rmSync(join(FIXTURES, d), { recursive: true, force: true });
   mkdirSync(join(FIXTURES, 'otlp', 'agents'), { recursive: true });
   const manifestPath = join(FIXTURES, 'otlp', 'agents', 'manifest.json');
   const sessions = {};

@@ -52,14 +52,22 @@ function anthropicEvents(turn, model, n) {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: 120 + n, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 },
+      usage: {
+        input_tokens: 120 + n,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: 1,
+      },
     },
   });
   let index = 0;
   if (turn.thinking) {
     push('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
     push('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: turn.thinking } });
-    push('content_block_delta', { index, delta: { type: 'signature_delta', signature: 'fixture-signature' } });
+    push('content_block_delta', {
+      index,
+      delta: { type: 'signature_delta', signature: 'fixture-signature' },
+    });
     push('content_block_stop', { index });
     index++;
   }
@@ -70,7 +78,10 @@ function anthropicEvents(turn, model, n) {
     index++;
   }
   for (const t of turn.tools ?? []) {
-    push('content_block_start', { index, content_block: { type: 'tool_use', id: t.id, name: t.name, input: {} } });
+    push('content_block_start', {
+      index,
+      content_block: { type: 'tool_use', id: t.id, name: t.name, input: {} },
+    });
     push('content_block_delta', {
       index,
       delta: { type: 'input_json_delta', partial_json: JSON.stringify(t.input) },
@@ -94,7 +105,14 @@ function responsesEvents(turn, model, n) {
   let seq = 0;
   const push = (type, data) =>
     ev.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
-  const response = { id, object: 'response', created_at: 1764806400, model, status: 'in_progress', output: [] };
+  const response = {
+    id,
+    object: 'response',
+    created_at: 1764806400,
+    model,
+    status: 'in_progress',
+    output: [],
+  };
   push('response.created', { response });
   const items = [];
   if (turn.thinking)
@@ -125,7 +143,12 @@ function responsesEvents(turn, model, n) {
   items.forEach((item, output_index) => {
     push('response.output_item.added', { output_index, item });
     if (item.type === 'message')
-      push('response.output_text.delta', { output_index, item_id: item.id, content_index: 0, delta: turn.text });
+      push('response.output_text.delta', {
+        output_index,
+        item_id: item.id,
+        content_index: 0,
+        delta: turn.text,
+      });
     push('response.output_item.done', { output_index, item });
   });
   push('response.completed', {
@@ -184,7 +207,8 @@ export async function startModel(scripts, log = () => {}) {
       } else {
         const content = [];
         if (turn.text) content.push({ type: 'text', text: turn.text });
-        for (const t of turn.tools ?? []) content.push({ type: 'tool_use', id: t.id, name: t.name, input: t.input });
+        for (const t of turn.tools ?? [])
+          content.push({ type: 'tool_use', id: t.id, name: t.name, input: t.input });
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(
           JSON.stringify({
@@ -203,14 +227,21 @@ export async function startModel(scripts, log = () => {}) {
     }
     if (path.endsWith('/responses')) {
       const input = Array.isArray(json.input) ? json.input : [];
-      const userTexts = input.filter((i) => i.type === 'message' && i.role === 'user').map((i) => textOf(i.content));
+      const userTexts = input
+        .filter((i) => i.type === 'message' && i.role === 'user')
+        .map((i) => textOf(i.content));
       const script = scripts.responses.find((s) => userTexts.some((t) => t.includes(s.marker)));
-      const at = input.filter((i) => i.type === 'function_call' || (i.type === 'message' && i.role === 'assistant')).length;
+      const at = input.filter(
+        (i) => i.type === 'function_call' || (i.type === 'message' && i.role === 'assistant'),
+      ).length;
       const turn = typeof script?.turns === 'function' ? script.turns(at, json) : script?.turns[at];
       seen.push({ api: 'responses', marker: script?.marker ?? null, at, n });
-      log(`responses ${script?.marker ?? '(side)'} turn ${at} tools=${(json.tools ?? []).map((t) => t.name ?? t.type).join(',')}`);
+      log(
+        `responses ${script?.marker ?? '(side)'} turn ${at} tools=${(json.tools ?? []).map((t) => t.name ?? t.type).join(',')}`,
+      );
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      for (const e of responsesEvents(turn ?? { text: 'Done.' }, json.model ?? 'gpt-fixture', n)) res.write(e);
+      for (const e of responsesEvents(turn ?? { text: 'Done.' }, json.model ?? 'gpt-fixture', n))
+        res.write(e);
       res.end();
       return;
     }
@@ -235,7 +266,12 @@ export async function startOtlpCapture(log = () => {}) {
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
     const type = String(req.headers['content-type'] ?? '');
-    bodies.push({ path: (req.url ?? '').split('?')[0], type, encoding: req.headers['content-encoding'] ?? null, body });
+    bodies.push({
+      path: (req.url ?? '').split('?')[0],
+      type,
+      encoding: req.headers['content-encoding'] ?? null,
+      body,
+    });
     log(`otlp ${req.url} ${type} ${body.length} B`);
     if (type.includes('json')) {
       res.writeHead(200, { 'content-type': 'application/json' });
