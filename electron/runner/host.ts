@@ -7,7 +7,7 @@ import { ProofloopError } from '../../shared/result';
 import { sha256Hex } from '../crypto';
 import type { Ledger, RunWriter } from '../ledger';
 import { loadTask, READ_ONLY_TOOLS, type LoadedTask } from './catalog';
-import { ProcessAgent, RecordedAgent } from './agents';
+import { ProcessAgent, RecordedAgent } from './agents/sim';
 import type { Action, ModelTask, Observation, Variant } from './protocol';
 import { isVariant, VARIANTS } from './protocol';
 import {

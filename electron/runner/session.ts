@@ -1,7 +1,7 @@
 import { createTwoFilesPatch } from 'diff';
 import { sha256Hex } from '../crypto';
 import type { RunWriter, StoredEvent } from '../ledger';
-import type { AgentDriver, AgentReply } from './agents';
+import type { AgentDriver, AgentReply } from './agents/sim';
 import { boundedExcerpt, redactText, storeArtifact } from './artifacts';
 import type { LoadedTask } from './catalog';
 import type { RunResult } from './host';

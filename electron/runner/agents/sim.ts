@@ -1,6 +1,11 @@
+/**
+ * `sim`, the default agent: ProofLoop's simulated model in its own process (model-process.ts),
+ * driven by the host's own loop (session.ts) and tools (tools.ts); or its recording (replay).
+ * The real agents (registry.ts) run their own loop and tools instead, refereed through hooks.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { childEntry, childEnv } from './children';
-import type { Action, HostMessage, ModelMessage, ModelTask, Observation, Variant } from './protocol';
+import { childEntry, childEnv } from '../children';
+import type { Action, HostMessage, ModelMessage, ModelTask, Observation, Variant } from '../protocol';
 
 export type AgentReply =
   | { type: 'action'; action: Action }

@@ -1,0 +1,27 @@
+/**
+ * The agents a run can use. `sim` is ProofLoop's simulated model on the host's own loop (sim.ts,
+ * the default); the others are real CLIs behind the RealAgent interface (types.ts), refereed by
+ * real-run.ts. Adding an agent: one file beside this one, one line below.
+ */
+import { ProofloopError } from '../../../shared/result';
+import { claudeCode } from './claude-code';
+import type { RealAgent, RealAgentName } from './types';
+
+export const AGENT_NAMES = ['sim', 'claude-code', 'codex'] as const;
+export type AgentName = (typeof AGENT_NAMES)[number];
+
+const REAL: Partial<Record<RealAgentName, RealAgent>> = {
+  'claude-code': claudeCode,
+  // codex: TODO(agent-codex): `import { codex } from './codex'` and register it here.
+};
+
+export const isAgentName = (x: string): x is AgentName => (AGENT_NAMES as readonly string[]).includes(x);
+
+/** A real agent by name, or a clear error (unknown, or known but not registered in this build). */
+export function realAgent(name: string): RealAgent {
+  const a = REAL[name as RealAgentName];
+  if (a) return a;
+  if (isAgentName(name))
+    throw new ProofloopError('bad_args', `agent "${name}" is not available in this build`);
+  throw new ProofloopError('bad_args', `unknown agent "${name}" (one of ${AGENT_NAMES.join(', ')})`);
+}
