@@ -27,6 +27,8 @@ import {
   type RedactionProfile,
 } from './format';
 import { reportPage } from './report';
+import { outcomeOfRun } from '../ledger/outcome';
+import type { Outcome } from '../../shared/outcome';
 import { loadOrCreateKeyPair, signManifest } from './sign';
 import { verifyMarkdown } from './verify-md';
 import { EntryBuilder, smallEntry, storedEntry, writeZipFile, type ZipEntry } from './zip-write';
@@ -305,7 +307,7 @@ export async function exportBundle(ledger: LedgerReader, opts: ExportOptions): P
   // Entries in zip order: per run events.jsonl, state.json, redactions.txt; then the rest.
   const entries: (ZipEntry | EntryBuilder)[] = [];
   const manifestRuns: ManifestRun[] = [];
-  const states: { run_id: string; state: RunState }[] = [];
+  const states: { run_id: string; state: RunState; outcome: Outcome | null }[] = [];
   /** The small entries' text, for the output scan. */
   const scanned: { name: string; text: string }[] = [];
   const small = (name: string, text: string): ZipEntry => {
@@ -321,7 +323,7 @@ export async function exportBundle(ledger: LedgerReader, opts: ExportOptions): P
       const r = await exportRun(p, run, dir, events);
       eventsRedacted += r.redactions.length;
       manifestRuns.push(r.manifest);
-      states.push({ run_id: run.run_id, state: r.state });
+      states.push({ run_id: run.run_id, state: r.state, outcome: outcomeOfRun(ledger, run) });
       entries.push(
         small(`${dir}/state.json`, JSON.stringify(r.state, null, 2) + '\n'),
         small(`${dir}/redactions.txt`, r.redactions.length ? r.redactions.join('\n') + '\n' : ''),

@@ -1,5 +1,6 @@
 import type { BundleManifest } from './format';
 import type { ZipEntry } from './zip-write';
+import { OUTCOME_TEXT, type Outcome } from '../../shared/outcome';
 
 const CSS = `
 *{box-sizing:border-box}body{margin:0;font:13px/1.45 system-ui,sans-serif;color:#1d232b;background:#f6f7f9}
@@ -12,6 +13,8 @@ li:hover{background:#eef3fb}li.sel{background:#d7e6fb}.seq{display:inline-block;
 .badge{font-size:11px;padding:0 5px;border-radius:8px;background:#fde6c8;color:#7a4a00;margin-left:6px}
 pre{margin:0;padding:8px 10px;white-space:pre-wrap;word-break:break-word;font:12px/1.4 ui-monospace,monospace}
 mark.ph{background:#fde6c8;color:#7a4a00;border-radius:3px}.pager{padding:4px 10px;display:flex;gap:6px;align-items:center}
+.outcome{font:600 10.5px ui-monospace,monospace;text-transform:uppercase;padding:0 5px;border-radius:3px;background:#eceff3;color:#4a5360}
+.outcome.good{background:#dcf3e3;color:#136b2e}.outcome.bad{background:#fbe0e0;color:#a11a1a}
 .rules{font-size:12px}.rules td{padding:0 8px 0 0}#runs li .sub{color:#6a7380;font-size:11px}
 `;
 
@@ -31,9 +34,11 @@ function unpack(i){var b=atob(document.getElementById('events-'+i).textContent),
  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text().then(function(t){
   var evs=[],s=0;while(s<t.length){var nl=t.indexOf('\\n',s);if(nl<0)nl=t.length;if(nl>s)evs.push(JSON.parse(t.slice(s,nl)));s=nl+1;}
   data.runs[i].events=evs;});}
+function outcome(r){var o=r.outcome,s=el('span','outcome '+(o?(o.failed?'bad':'good'):'none'),o?o.word:((r.state&&r.state.status)||'no outcome'));
+ s.setAttribute('data-testid','run-outcome');s.setAttribute('data-outcome',o?o.word:'');if(o)s.title=o.title;return s;}
 function runsList(){var ul=document.getElementById('runs');ul.textContent='';
- data.runs.forEach(function(r,i){var li=el('li',i===cur?'sel':'');li.setAttribute('data-testid','run-item');li.appendChild(el('div','',r.run_id));
-  li.appendChild(el('div','sub',r.count+' events, '+((r.state&&r.state.status)||'')));
+ data.runs.forEach(function(r,i){var li=el('li',i===cur?'sel':'');li.setAttribute('data-testid','run-item');var top=el('div','');top.appendChild(outcome(r));top.appendChild(document.createTextNode(' '+r.run_id));li.appendChild(top);
+  li.appendChild(el('div','sub',r.count+' events, status '+((r.state&&r.state.status)||'')));
   li.onclick=function(){cur=i;page=0;sel=null;render();};ul.appendChild(li);});}
 function timeline(){var r=data.runs[cur],ul=document.getElementById('timeline-list');ul.textContent='';if(!r)return;
  var evs=r.events;if(!evs){document.getElementById('page-label').textContent=status;return;}
@@ -49,7 +54,9 @@ function payload(){var pre=document.getElementById('payload-body');pre.textConte
  withPlaceholders(pre,head+JSON.stringify(sel.payload,null,2));}
 function state(){var pre=document.getElementById('state-body'),r=data.runs[cur];pre.textContent='';
  if(r)withPlaceholders(pre,JSON.stringify(r.state,null,2));}
-function render(){runsList();timeline();payload();state();}
+function heading(){var h=document.getElementById('run-heading'),r=data.runs[cur];h.textContent='';if(!r)return;
+ h.appendChild(outcome(r));h.appendChild(document.createTextNode(' '+r.run_id));}
+function render(){runsList();heading();timeline();payload();state();}
 document.getElementById('prev').onclick=function(){if(page>0){page--;render();}};
 document.getElementById('next').onclick=function(){var r=data.runs[cur];if(r&&r.events&&(page+1)*PAGE<r.events.length){page++;render();}};
 render();
@@ -122,7 +129,7 @@ export interface ReportPage {
  */
 export function reportPage(
   manifest: BundleManifest,
-  runs: readonly { run_id: string; state: unknown; events: ZipEntry }[],
+  runs: readonly { run_id: string; state: unknown; outcome?: Outcome | null; events: ZipEntry }[],
 ): ReportPage {
   const rules = Object.entries(manifest.redaction.rules)
     .map(([rule, n]) => `<tr><td>${esc(rule)}</td><td>${n}</td></tr>`)
@@ -131,7 +138,13 @@ export function reportPage(
   const counts = new Map(manifest.runs.map((r) => [r.run_id, r.events]));
   const json = esc3c(
     JSON.stringify({
-      runs: runs.map((r) => ({ run_id: r.run_id, count: counts.get(r.run_id) ?? 0, state: r.state })),
+      runs: runs.map((r) => {
+        const o = r.outcome ?? null;
+        const outcome = o
+          ? { word: OUTCOME_TEXT[o].label, failed: OUTCOME_TEXT[o].failed, title: OUTCOME_TEXT[o].title }
+          : null;
+        return { run_id: r.run_id, count: counts.get(r.run_id) ?? 0, state: r.state, outcome };
+      }),
     }),
   );
   const head = `<!doctype html>
@@ -145,7 +158,7 @@ export function reportPage(
 <main>
 <section><h2>Runs</h2><ul id="runs" data-testid="runs"></ul>
 <h2>Redactions per rule</h2><table class="rules" data-testid="rules"><tbody>${rules || '<tr><td>none</td></tr>'}</tbody></table></section>
-<section data-testid="timeline"><h2>Timeline</h2><div class="pager"><button id="prev">‹</button><span id="page-label"></span><button id="next">›</button></div><ul id="timeline-list"></ul></section>
+<section data-testid="timeline"><h2 id="run-heading" data-testid="run-heading"></h2><div class="pager"><button id="prev">‹</button><span id="page-label"></span><button id="next">›</button></div><ul id="timeline-list"></ul></section>
 <section><h2>Payload</h2><pre id="payload-body" data-testid="payload"></pre><h2>Final state</h2><pre id="state-body" data-testid="state"></pre></section>
 </main>
 <script type="application/json" id="bundle-data">${json}</script>

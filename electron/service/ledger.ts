@@ -7,6 +7,7 @@ import type { ServiceContext } from './context';
 import type { Handler as H } from './handler';
 import type { Finding } from '../ledger/types';
 import { summaryHandlers } from './summary';
+import { withOutcome } from '../ledger/outcome';
 
 /** The run, or a not_found error naming the open folder. */
 export function requireRun(ctx: ServiceContext, runId: string) {
@@ -16,8 +17,11 @@ export function requireRun(ctx: ServiceContext, runId: string) {
 }
 
 export function ledgerHandlers(ctx: ServiceContext) {
-  const list: H<'runs.list'> = () => ctx.ledger().runs();
-  const get: H<'run.get'> = ({ run_id }) => requireRun(ctx, run_id);
+  const list: H<'runs.list'> = () => {
+    const ledger = ctx.ledger();
+    return ledger.runs().map((r) => withOutcome(ledger, r));
+  };
+  const get: H<'run.get'> = ({ run_id }) => withOutcome(ctx.ledger(), requireRun(ctx, run_id));
   const read: H<'events.read'> = ({ run_id, from, to, kinds, limit }) => {
     const run = requireRun(ctx, run_id);
     const events = ctx.ledger().read(run_id, { from, to, kinds, limit: limit ?? 10_000 });

@@ -2,8 +2,11 @@ import type { StateCreator } from 'zustand';
 import { call, callOptional, type UiError } from '../api/api';
 import type { Finding, FolderInfo, RunSummary } from '../api/types';
 import type { AppState } from './index';
+import { OUTCOME_RANK, OUTCOME_TEXT, type Outcome } from '../../shared/outcome';
 
-export type RunsSort = 'recent' | 'oldest' | 'events' | 'status' | 'id';
+export type RunsSort = 'recent' | 'oldest' | 'events' | 'outcome' | 'status' | 'id';
+/** '' for all, 'failing' for failed, budget and error together, else one outcome. */
+export type RunsOutcome = '' | 'failing' | Outcome;
 
 /** What the runs list shows of a run beyond its summary, read lazily for the rows on screen. */
 export interface RunDetails {
@@ -29,6 +32,8 @@ export interface RunsSlice {
   /** '' for all. */
   runsFormat: string;
   runsProject: string;
+  runsOutcome: RunsOutcome;
+  setRunsOutcome(outcome: RunsOutcome): void;
   setRunDetails(runId: string, d: RunDetails): void;
   setRunsFormat(format: string): void;
   setRunsProject(project: string): void;
@@ -53,6 +58,8 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
   runDetails: {},
   runsFormat: '',
   runsProject: '',
+  runsOutcome: '',
+  setRunsOutcome: (runsOutcome) => set({ runsOutcome }),
   setRunDetails: (runId, d) => set({ runDetails: { ...get().runDetails, [runId]: d } }),
   setRunsFormat: (runsFormat) => set({ runsFormat }),
   setRunsProject: (runsProject) => set({ runsProject }),
@@ -111,10 +118,20 @@ export interface RunsQuery {
   /** Only runs of this project, as their details know it ('' for all). */
   project?: string;
   details?: Readonly<Record<string, RunDetails>>;
+  /** Only runs of this outcome ('' for all). */
+  outcome?: RunsOutcome;
 }
 
+function outcomeMatches(o: Outcome | null | undefined, want: RunsOutcome): boolean {
+  if (want === '') return true;
+  if (!o) return false;
+  return want === 'failing' ? OUTCOME_TEXT[o].failed : o === want;
+}
+
+const rankOf = (r: RunSummary): number => (r.outcome ? OUTCOME_RANK[r.outcome] : 99);
+
 /**
- * The visible runs: filtered by format, project, and text over id, task, variant, status, source,
+ * The visible runs: filtered by format, project, outcome, and text over id, task, variant, status, outcome, source,
  * format and the details known (title, project, model), sorted.
  */
 export function visibleRuns(
@@ -129,12 +146,14 @@ export function visibleRuns(
     if (q.format && r.format !== q.format) return false;
     const d = details[r.run_id];
     if (q.project && d?.project !== q.project) return false;
+    if (!outcomeMatches(r.outcome, q.outcome ?? '')) return false;
     if (!f) return true;
     return [
       r.run_id,
       r.task_id,
       r.variant,
       r.status,
+      r.outcome,
       r.source,
       r.format,
       d?.title,
@@ -150,6 +169,8 @@ export function visibleRuns(
       return out.sort((a, b) => a.created_at.localeCompare(b.created_at));
     case 'events':
       return out.sort((a, b) => b.event_count - a.event_count);
+    case 'outcome':
+      return out.sort((a, b) => rankOf(a) - rankOf(b) || at(b).localeCompare(at(a)));
     case 'status':
       return out.sort((a, b) => a.status.localeCompare(b.status) || at(b).localeCompare(at(a)));
     case 'id':

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EnvelopeSchema } from '../protocol';
 import { method } from './spec';
+import { OUTCOMES } from '../outcome';
 
 export const RunId = z.string().min(1).max(200);
 /** The arguments of a method that takes one run and nothing else. */
@@ -30,6 +31,8 @@ export const RunSummarySchema = z.object({
   first_at: z.string().nullable(),
   last_at: z.string().nullable(),
   status: z.string(),
+  /** How the run ended for its task (shared/outcome.ts), apart from status and chain; null: none (a recorded session). */
+  outcome: z.enum(OUTCOMES).nullable().optional(),
   task_id: z.string().nullable(),
   variant: z.string().nullable(),
   event_count: z.number().int(),

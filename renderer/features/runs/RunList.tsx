@@ -1,6 +1,7 @@
 import { memo, useMemo } from 'react';
 import { useApp } from '../../store';
-import { durationMs, visibleRuns, type RunsSort } from '../../store/runsSlice';
+import { durationMs, visibleRuns, type RunsOutcome, type RunsSort } from '../../store/runsSlice';
+import { OUTCOMES, OUTCOME_TEXT } from '../../../shared/outcome';
 import type { RunSummary } from '../../api/types';
 import { ErrorBox } from '../../ui/ErrorBox';
 import { bundleMetaOf } from '../bundle/bundleMeta';
@@ -9,6 +10,7 @@ import { FolderFindings } from '../findings/FindingList';
 import { useRunDetailsOnScreen } from './runDetails';
 import { isSessionFormat } from '../../../shared/formats';
 import { parentSessionOf } from '../conversation/items';
+import { OutcomeBadge } from './OutcomeBadge';
 
 function Integrity({ run }: { run: RunSummary }) {
   const bundle = bundleMetaOf(run);
@@ -105,12 +107,13 @@ const RunItem = memo(function RunItem({
       data-testid="run-item"
       data-run-id={run.run_id}
       data-status={run.status}
+      data-outcome={run.outcome ?? ''}
       data-format={run.format}
       aria-selected={selected}
       onClick={() => selectRun(run.run_id)}
     >
       <div className="run-line1">
-        <span className={`status-dot st-${run.status}`} title={run.status} />
+        <OutcomeBadge run={run} testId="run-item-outcome" />
         {parent === null ? (
           <span className="run-id mono" title={run.run_id}>
             {run.run_id}
@@ -140,7 +143,6 @@ const RunItem = memo(function RunItem({
           {formatLabel(run.format)}
         </span>
         {parent !== null && <span className="chip">subagent</span>}
-        <span className="run-status">{run.status}</span>
         {run.task_id && !isSessionFormat(run.format) && (
           <span className="mono run-task" title={`task ${run.task_id}`}>
             {run.task_id}
@@ -214,6 +216,9 @@ export function RunList() {
   const runsProject = useApp((s) => s.runsProject);
   const setRunsFormat = useApp((s) => s.setRunsFormat);
   const setRunsProject = useApp((s) => s.setRunsProject);
+  const runsOutcome = useApp((s) => s.runsOutcome);
+  const setRunsOutcome = useApp((s) => s.setRunsOutcome);
+  const outcomes = useMemo(() => new Set((runs ?? []).map((r) => r.outcome ?? null)), [runs]);
   // Details matter to the list only while a filter reads them.
   const details = useApp((s) => (filter.trim() || s.runsProject ? s.runDetails : null));
   const allDetails = useApp((s) => s.runDetails);
@@ -230,9 +235,10 @@ export function RunList() {
             format: runsFormat,
             project: runsProject,
             details: details ?? {},
+            outcome: runsOutcome,
           })
         : [],
-    [runs, filter, sort, runsFormat, runsProject, details],
+    [runs, filter, sort, runsFormat, runsProject, details, runsOutcome],
   );
 
   return (
@@ -256,9 +262,27 @@ export function RunList() {
           <option value="recent">Recent</option>
           <option value="oldest">Oldest</option>
           <option value="events">Events</option>
+          <option value="outcome">Outcome</option>
           <option value="status">Status</option>
           <option value="id">Id</option>
         </select>
+        {(outcomes.size > 1 || runsOutcome) && (
+          <select
+            className="input"
+            value={runsOutcome}
+            onChange={(e) => setRunsOutcome(e.target.value as RunsOutcome)}
+            data-testid="run-outcome-filter"
+            aria-label="Only runs of an outcome"
+          >
+            <option value="">All</option>
+            <option value="failing">Not passed</option>
+            {OUTCOMES.filter((o) => outcomes.has(o)).map((o) => (
+              <option key={o} value={o}>
+                {OUTCOME_TEXT[o].label}
+              </option>
+            ))}
+          </select>
+        )}
       </div>
       {(formats.length > 1 || projects.length > 1 || runsFormat || runsProject) && (
         <div className="runlist-tools">

@@ -14,6 +14,7 @@ import { ConversationView } from '../conversation/ConversationView';
 import { useRunFormat } from '../formats/useRunFormat';
 import { isSessionFormat } from '../../../shared/formats';
 import type { RunTab } from '../../store/uiSlice';
+import { OutcomeBadge } from './OutcomeBadge';
 
 function SeqIndicator() {
   const seq = useApp((s) => s.viewSeq);
@@ -97,7 +98,7 @@ function RunHeader() {
     <div className="run-header">
       {run?.source === 'bundle' && <BundleBanner run={run} />}
       <div className="run-title">
-        <span className={`status-dot st-${run?.status ?? 'unknown'}`} />
+        <OutcomeBadge run={run} testId="run-outcome" />
         <h2 className="mono" data-testid="run-title" title={runId}>
           {runId}
         </h2>
