@@ -1,5 +1,5 @@
 // Set-up shared by `npm start` and `npm test`: what a fresh machine needs before either can run.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
 export const root = new URL('..', import.meta.url).pathname;
@@ -35,4 +35,29 @@ export function ensureChromium() {
     });
   }
   return existsSync('/usr/bin/chromium');
+}
+
+/**
+ * Debian's PostgreSQL for the team-ledger tests (they start throwaway clusters of their own with
+ * initdb and pg_ctl); installed with apt-get when we are root and it is missing. Returns the bin
+ * folder, or null (those tests then skip, saying why).
+ */
+export function ensurePostgres() {
+  const find = () => {
+    const base = '/usr/lib/postgresql';
+    if (!existsSync(base)) return null;
+    const majors = readdirSync(base)
+      .filter((d) => /^\d+$/.test(d) && existsSync(`${base}/${d}/bin/initdb`))
+      .sort((a, b) => Number(b) - Number(a));
+    return majors.length ? `${base}/${majors[0]}/bin` : null;
+  };
+  if (find()) return find();
+  if (process.getuid?.() === 0 && existsSync('/usr/bin/apt-get')) {
+    console.log('setup: installing Debian postgresql for the team-ledger tests…');
+    run('apt-get', ['update', '-qq']);
+    run('apt-get', ['install', '-y', '-qq', 'postgresql'], {
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+  }
+  return find();
 }

@@ -3,11 +3,16 @@
 // Ends with one summary line of the tests run: "tests: N passed, N failed, N skipped".
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { build, ensureChromium, ensureDeps, root, run } from './setup.mjs';
+import { build, ensureChromium, ensureDeps, ensurePostgres, root, run } from './setup.mjs';
 
 ensureDeps();
 build();
 const haveChromium = ensureChromium();
+if (!ensurePostgres()) {
+  console.log(
+    'team-ledger tests: PostgreSQL is missing and could not be installed (apt-get install -y postgresql): they skip',
+  );
+}
 
 const out = path.join(root, 'test-results');
 rmSync(out, { recursive: true, force: true });

@@ -1,0 +1,167 @@
+import type { NewEvent } from '../../shared/protocol';
+import type { RunState } from '../../shared/state';
+import type { CreateRunOptions, ImportedEvent } from './ledger';
+import type { ReadQuery, RunRow, StoredEvent } from './types';
+import { ChainVerifier, digestRunIdOf, type VerifyReport } from './verify';
+
+/**
+ * The ledger behind one asynchronous interface, whatever engine keeps it: the embedded SQLite
+ * ledger of a runs folder (sqlite-engine.ts, the default) or a team's PostgreSQL server
+ * (postgres/engine.ts). Asynchronous because a networked engine needs it; the SQLite engine answers
+ * from its synchronous Ledger at once.
+ *
+ * What both engines promise (test/integration/ledger-conformance.int.spec.ts holds them to it):
+ * - a run's seq starts at 1 and grows by exactly 1; each event's hash chains to the one before;
+ * - a run has one writer at a time: a second is refused by name (`conflict`), and a writer that
+ *   lost its run (its lease expired and another took it) is refused at its next append;
+ * - an append returns once it is durable, and what it returned is never lost;
+ * - the cross-run feed gives every committed event exactly once, whatever order transactions
+ *   commit in.
+ */
+export interface LedgerEngine {
+  readonly engine: 'sqlite' | 'postgres';
+  /** Where it is, for people: a folder, or the server URL without its password. */
+  readonly location: string;
+
+  createRun(runId: string, opts?: CreateRunOptions): Promise<void>;
+  /** The run's one writer; `create`: made if missing (else not_found). */
+  writer(runId: string, opts?: EngineWriterOptions): Promise<EngineWriter>;
+
+  runs(): Promise<RunRow[]>;
+  run(runId: string): Promise<RunRow | undefined>;
+  /** Events of a run in seq order (from, to, kinds, limit as ReadQuery says). */
+  read(runId: string, q?: ReadQuery): Promise<StoredEvent[]>;
+  /** The run's events after `afterSeq`, gap-free, at most `limit`: how a live view follows one run. */
+  tail(runId: string, afterSeq: number, limit?: number): Promise<StoredEvent[]>;
+  event(runId: string, seq: number): Promise<StoredEvent | undefined>;
+  /** Recomputes every digest and link of the run and compares the end with the run's head. */
+  verify(runId: string): Promise<VerifyReport>;
+  /** The state reconstructed at `seq` (nearest snapshot plus folds). */
+  stateAt(runId: string, seq: number): Promise<{ seq: number; state: RunState; via: string }>;
+
+  /**
+   * New events of every run after `cursor` ('' for the start), in an order where an event of a
+   * transaction that commits late is never skipped: at most `limit` events and the cursor to ask from next.
+   */
+  feed(cursor: string, limit?: number): Promise<FeedPage>;
+
+  /**
+   * Stores already-chained events of a run that came from elsewhere (push, pull, import): the run is
+   * created with `run`'s facts when missing; events must continue its head (seq = head + 1, prev =
+   * head hash), else `conflict`. Their hashes are stored as given; they are not re-chained.
+   */
+  putChained(run: PortableRun, events: readonly ImportedEvent[]): Promise<void>;
+  /** Events of a run as stored (payload text, hash, carried digest, source), seq from..from+limit-1: what push and pull move. */
+  readChained(runId: string, from: number, limit: number): Promise<ImportedEvent[]>;
+
+  close(): Promise<void>;
+}
+
+export interface EngineWriterOptions {
+  label?: string;
+  create?: CreateRunOptions | false;
+  /** PostgreSQL: how long the lease lasts without an append or a renewal (ms). */
+  leaseMs?: number;
+}
+
+export interface EngineWriter {
+  readonly runId: string;
+  /** The fencing token of this writer's lease: every append carries it, a stale one is refused. */
+  readonly fence: string;
+  append(
+    kind: string,
+    payload: Record<string, unknown>,
+    opts?: { v?: number; at?: string },
+  ): Promise<StoredEvent>;
+  /** One transaction: all the items or none. */
+  appendBatch(items: readonly NewEvent[]): Promise<StoredEvent[]>;
+  close(): Promise<void>;
+}
+
+export interface FeedEvent {
+  run_id: string;
+  seq: number;
+  kind: string;
+  hash: string;
+}
+
+export interface FeedPage {
+  events: FeedEvent[];
+  cursor: string;
+}
+
+/** What moves with a run between ledgers besides its events. */
+export interface PortableRun {
+  run_id: string;
+  source: RunRow['source'];
+  format: string;
+  chained: boolean;
+  origin: string | null;
+  created_at: string;
+  meta: Record<string, unknown>;
+}
+
+export function portableRun(r: RunRow): PortableRun {
+  return {
+    run_id: r.run_id,
+    source: r.source,
+    format: r.format,
+    chained: r.chained,
+    origin: r.origin,
+    created_at: r.created_at,
+    meta: r.meta,
+  };
+}
+
+/** An event as putChained takes it. */
+export function toImported(e: StoredEvent): ImportedEvent {
+  return {
+    seq: e.seq,
+    kind: e.kind,
+    v: e.v,
+    at: e.at,
+    payloadJson: JSON.stringify(e.payload),
+    hash: e.hash,
+    digest: e.redacted ? (e.digest ?? null) : null,
+    line: e.source?.line ?? null,
+    source: e.source ? JSON.stringify(sourceMeta(e.source)) : null,
+  };
+}
+
+function sourceMeta(s: NonNullable<StoredEvent['source']>): Record<string, unknown> {
+  const { line: _line, ...rest } = s;
+  return rest;
+}
+
+/** verify() of either engine: the run's events read in pages, checked as they come. */
+export async function verifyPaged(
+  engine: Pick<LedgerEngine, 'read'>,
+  run: RunRow,
+  page = 5000,
+): Promise<VerifyReport> {
+  const v = new ChainVerifier(null, undefined, digestRunIdOf(run));
+  for (let from = 1; ; from += page) {
+    const events = await engine.read(run.run_id, { from, to: from + page - 1 });
+    for (const e of events) v.push(e);
+    if (events.length < page) break;
+  }
+  const head = v.head;
+  if (head.seq !== run.head_seq || head.hash !== run.head_hash) {
+    v.findings.push({
+      code: 'head_mismatch',
+      file: null,
+      line: null,
+      seq: head.seq,
+      message: `run head is seq ${run.head_seq} ${run.head_hash.slice(0, 12)}…, events end at seq ${head.seq} ${head.hash.slice(0, 12)}…`,
+    });
+  }
+  return {
+    ok: v.findings.length === 0,
+    run_id: run.run_id,
+    events: v.count,
+    head_seq: head.seq,
+    head_hash: head.hash,
+    chained: run.chained,
+    findings: v.findings,
+  };
+}

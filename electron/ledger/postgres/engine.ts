@@ -1,0 +1,485 @@
+import pg from 'pg';
+import { ZERO_HASH } from '../../../shared/protocol';
+import { ProofloopError } from '../../../shared/result';
+import {
+  PROJECTION_VERSION,
+  evolve,
+  initialState,
+  type FoldEvent,
+  type RunState,
+} from '../../../shared/state';
+import { SNAPSHOT_EVERY, decodeState, encodeState } from '../../state/snapshots';
+import { importedFacts } from '../run-facts';
+import {
+  verifyPaged,
+  type EngineWriter,
+  type EngineWriterOptions,
+  type FeedPage,
+  type LedgerEngine,
+  type PortableRun,
+} from '../engine';
+import type { CreateRunOptions, ImportedEvent } from '../ledger';
+import type { ReadQuery, RunRow, RunSource, StoredEvent } from '../types';
+import type { VerifyReport } from '../verify';
+import { migratePg } from './migrate';
+import { pgMigrations } from './migrations';
+import { PgWriter } from './writer';
+
+const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+
+/** bigint (int8) as a JS number: seqs stay below 2^32, counts and fences below 2^53. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === 20
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** The server URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}
+
+export const isPostgresUrl = (s: string | undefined): s is string => !!s && /^postgres(ql)?:\/\//i.test(s);
+
+interface EventRowPg {
+  seq: number;
+  kind: string;
+  v: number;
+  at: string;
+  payload: Buffer;
+  hash: Buffer;
+  digest: Buffer | null;
+  line: number | null;
+  source: string | null;
+  prev: Buffer | null;
+}
+
+const READ = `SELECT e.seq, e.kind, e.v, e.at, e.payload, e.hash, e.digest, e.line, e.source,
+  (SELECT p.hash FROM events p WHERE p.run_no = e.run_no AND p.seq < e.seq ORDER BY p.seq DESC LIMIT 1) AS prev
+  FROM events e`;
+
+/**
+ * The ledger on a team's PostgreSQL server (DESIGN.md, "A second engine"). One pool per engine;
+ * every append is one statement (writer.ts), so an acknowledged append is committed.
+ */
+export class PostgresEngine implements LedgerEngine {
+  readonly engine = 'postgres' as const;
+  readonly location: string;
+  private constructor(
+    readonly pool: pg.Pool,
+    url: string,
+    readonly now: () => string,
+  ) {
+    this.location = redactUrl(url);
+  }
+
+  static async connect(
+    url: string,
+    opts: { now?: () => string; max?: number } = {},
+  ): Promise<PostgresEngine> {
+    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 4, types });
+    // An idle client that the server dropped (restart, failover) is an error of that client, not of the process.
+    pool.on('error', () => undefined);
+    const e = new PostgresEngine(pool, url, opts.now ?? (() => new Date().toISOString()));
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw new ProofloopError('io', `cannot reach the ledger at ${e.location}: ${(err as Error).message}`);
+    }
+    try {
+      await migratePg(client, e.location, pgMigrations);
+    } finally {
+      client.release();
+    }
+    return e;
+  }
+
+  async q<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(sql, params);
+    } catch (err) {
+      throw asLedgerError(err, this.location);
+    }
+  }
+
+  async createRun(runId: string, opts: CreateRunOptions = {}): Promise<void> {
+    if (!RUN_ID_RE.test(runId)) {
+      throw new ProofloopError(
+        'bad_args',
+        `run id "${runId}" must be 1-200 letters, digits, '.', '_', ':' or '-'`,
+      );
+    }
+    const r = await this.q(
+      `INSERT INTO runs (run_id, source, format, chained, origin, created_at, meta)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id) DO NOTHING`,
+      [
+        runId,
+        opts.source ?? 'executed',
+        opts.format ?? 'proofloop',
+        opts.chained !== false,
+        opts.origin ?? null,
+        this.now(),
+        JSON.stringify(opts.meta ?? {}),
+      ],
+    );
+    if (r.rowCount === 0)
+      throw new ProofloopError('conflict', `run ${runId} already exists in ${this.location}`);
+  }
+
+  async writer(runId: string, opts: EngineWriterOptions = {}): Promise<EngineWriter> {
+    let run = await this.run(runId);
+    if (!run) {
+      if (opts.create === false) throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
+      await this.createRun(runId, opts.create ?? {}).catch((e: unknown) => {
+        // Another process made it meanwhile: take it as made.
+        if (!(e instanceof ProofloopError && e.code === 'conflict')) throw e;
+      });
+      run = (await this.run(runId))!;
+    }
+    if (run.source !== 'executed') {
+      throw new ProofloopError('read_only', `run ${runId} was ${run.source}: it is read-only`);
+    }
+    return PgWriter.acquire(this, runId, { label: opts.label ?? null, leaseMs: opts.leaseMs ?? 15_000 });
+  }
+
+  async runs(): Promise<RunRow[]> {
+    const r = await this.q(`${RUNS_SQL} ORDER BY r.created_at DESC, r.run_id`);
+    return r.rows.map(toRunRow);
+  }
+
+  async run(runId: string): Promise<RunRow | undefined> {
+    const r = await this.q(`${RUNS_SQL} WHERE r.run_id = $1`, [runId]);
+    return r.rows[0] ? toRunRow(r.rows[0]) : undefined;
+  }
+
+  async read(runId: string, q: ReadQuery = {}): Promise<StoredEvent[]> {
+    const no = await this.runNo(runId);
+    if (no === undefined) return [];
+    const params: unknown[] = [no, q.from ?? 1, q.to ?? Number.MAX_SAFE_INTEGER];
+    let where = 'e.run_no = $1 AND e.seq BETWEEN $2 AND $3';
+    if (q.kinds && q.kinds.length > 0) {
+      params.push(q.kinds);
+      where += ` AND e.kind = ANY($${params.length})`;
+    }
+    params.push(q.limit !== undefined && q.limit >= 0 ? q.limit : null);
+    const r = await this.q<EventRowPg>(
+      `${READ} WHERE ${where} ORDER BY e.seq LIMIT $${params.length}`,
+      params,
+    );
+    return r.rows.map((row) => toStored(row, runId));
+  }
+
+  tail(runId: string, afterSeq: number, limit = 1000): Promise<StoredEvent[]> {
+    return this.read(runId, { from: afterSeq + 1, limit });
+  }
+
+  async event(runId: string, seq: number): Promise<StoredEvent | undefined> {
+    return (await this.read(runId, { from: seq, to: seq }))[0];
+  }
+
+  async verify(runId: string): Promise<VerifyReport> {
+    const run = await this.run(runId);
+    if (!run) throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
+    return verifyPaged(this, run);
+  }
+
+  private runNos = new Map<string, number>();
+  async runNo(runId: string): Promise<number | undefined> {
+    const known = this.runNos.get(runId);
+    if (known !== undefined) return known;
+    const r = await this.q<{ run_no: number }>('SELECT run_no FROM runs WHERE run_id = $1', [runId]);
+    const no = r.rows[0]?.run_no;
+    if (no !== undefined) this.runNos.set(runId, no);
+    return no;
+  }
+
+  /**
+   * The nearest stored snapshot ≤ seq, then the events after it folded; snapshots met on the way
+   * at multiples of SNAPSHOT_EVERY are stored (a cache: a reader role, which may not, goes without).
+   */
+  async stateAt(runId: string, seq: number): Promise<{ seq: number; state: RunState; via: string }> {
+    const run = await this.run(runId);
+    if (!run) throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
+    const no = (await this.runNo(runId))!;
+    const target = Math.max(0, Math.min(seq, run.head_seq));
+    const snap = await this.q<{ seq: number; state: string }>(
+      'SELECT seq, state FROM snapshots WHERE run_no = $1 AND version = $2 AND seq <= $3 ORDER BY seq DESC LIMIT 1',
+      [no, PROJECTION_VERSION, target],
+    );
+    let state: RunState = initialState(runId);
+    let from = 1;
+    let via = 'fold';
+    if (snap.rows[0]) {
+      state = decodeState(snap.rows[0].state);
+      from = snap.rows[0].seq + 1;
+      via = 'snapshot';
+    }
+    const fmt = run.format;
+    const toStore: { seq: number; state: string }[] = [];
+    for (let lo = from; lo <= target; lo += 5000) {
+      const rows = await this.q<{
+        seq: number;
+        kind: string;
+        v: number;
+        at: string;
+        payload: Buffer;
+        source: string | null;
+      }>(
+        'SELECT seq, kind, v, at, payload, source FROM events WHERE run_no = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq',
+        [no, lo, Math.min(target, lo + 4999)],
+      );
+      for (const r of rows.rows) {
+        const e: FoldEvent = {
+          seq: r.seq,
+          run_id: runId,
+          kind: r.kind,
+          v: r.v,
+          at: r.at,
+          payload: JSON.parse(r.payload.toString('utf8')) as Record<string, unknown>,
+        };
+        if (fmt !== 'proofloop') {
+          e.fmt = fmt;
+          if (r.source !== null) e.source = JSON.parse(r.source) as FoldEvent['source'];
+        }
+        state = evolve(state, e);
+        if (r.seq % SNAPSHOT_EVERY === 0) toStore.push({ seq: r.seq, state: encodeState(state) });
+      }
+    }
+    if (toStore.length > 0) {
+      await this.q(
+        `INSERT INTO snapshots (run_no, seq, version, state)
+         SELECT $1, s, $2, t FROM unnest($3::bigint[], $4::text[]) AS u(s, t) ON CONFLICT DO NOTHING`,
+        [no, PROJECTION_VERSION, toStore.map((s) => s.seq), toStore.map((s) => s.state)],
+      ).catch(() => undefined);
+    }
+    return { seq: target, state, via };
+  }
+
+  /**
+   * The cross-run feed, as Emmett, Marten and Message DB read PostgreSQL: rows in (tx, run_no, seq)
+   * order, only of transactions older than the oldest one still running
+   * (pg_snapshot_xmin(pg_current_snapshot())). A transaction below that xmin has ended, and every
+   * transaction to come gets an xid above it, so nothing can appear later below the cursor: an event
+   * whose transaction committed late is read when it commits, never skipped, never read twice. (An
+   * identity column would be skipped past: ids are taken at insert, rows become visible at commit.)
+   * A transaction held open holds the feed back, not the writers.
+   */
+  async feed(cursor: string, limit = 10_000): Promise<FeedPage> {
+    const [tx, runNo, seq] = cursor ? cursor.split(':') : ['0', '0', '0'];
+    const r = await this.q<{
+      tx: string;
+      run_no: number;
+      seq: number;
+      run_id: string;
+      kind: string;
+      hash: Buffer;
+    }>(
+      `SELECT e.tx::text AS tx, e.run_no, e.seq, r.run_id, e.kind, e.hash
+         FROM events e JOIN runs r USING (run_no)
+        WHERE (e.tx, e.run_no, e.seq) > ($1::xid8, $2::bigint, $3::bigint)
+          AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY e.tx, e.run_no, e.seq LIMIT $4`,
+      [tx, runNo, seq, limit],
+    );
+    const last = r.rows.at(-1);
+    return {
+      events: r.rows.map((x) => ({
+        run_id: x.run_id,
+        seq: x.seq,
+        kind: x.kind,
+        hash: x.hash.toString('hex'),
+      })),
+      cursor: last ? `${last.tx}:${last.run_no}:${last.seq}` : cursor,
+    };
+  }
+
+  async putChained(run: PortableRun, events: readonly ImportedEvent[]): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO runs (run_id, source, format, chained, origin, created_at, meta)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id) DO NOTHING`,
+        [
+          run.run_id,
+          run.source,
+          run.format,
+          run.chained,
+          run.origin,
+          run.created_at,
+          JSON.stringify(run.meta),
+        ],
+      );
+      if (events.length > 0) {
+        const first = events[0]!;
+        const last = events[events.length - 1]!;
+        const facts = importedFacts(run.format, run.run_id, events);
+        const prevHash = first.seq === 1 ? ZERO_HASH : null;
+        // The head moves only from where these events continue it; under its row lock the insert follows.
+        const h = await client.query<{ run_no: number }>(
+          `UPDATE runs SET head_seq = $3, head_hash = decode($4, 'hex'), last_at = $5, first_at = COALESCE(first_at, $6),
+             event_count = event_count + $7, status = COALESCE($8, status), task_id = COALESCE($9, task_id),
+             variant = COALESCE($10, variant)
+           WHERE run_id = $1 AND head_seq = $2 AND ($11::text IS NULL OR head_hash = decode($11, 'hex'))
+           RETURNING run_no`,
+          [
+            run.run_id,
+            first.seq - 1,
+            last.seq,
+            last.hash,
+            last.at,
+            first.at,
+            events.length,
+            facts.status,
+            facts.task_id,
+            facts.variant,
+            prevHash,
+          ],
+        );
+        if (h.rowCount === 0) {
+          throw new ProofloopError(
+            'conflict',
+            `run ${run.run_id}: events from seq ${first.seq} do not continue its head in ${this.location}`,
+          );
+        }
+        await insertRows(client, h.rows[0]!.run_no, events);
+      }
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw asLedgerError(e, this.location);
+    } finally {
+      client.release();
+    }
+  }
+
+  async readChained(runId: string, from: number, limit: number): Promise<ImportedEvent[]> {
+    const no = await this.runNo(runId);
+    if (no === undefined) return [];
+    const r = await this.q<EventRowPg>(
+      `SELECT seq, kind, v, at, payload, hash, digest, line, source FROM events
+        WHERE run_no = $1 AND seq >= $2 ORDER BY seq LIMIT $3`,
+      [no, from, limit],
+    );
+    return r.rows.map((e) => ({
+      seq: e.seq,
+      kind: e.kind,
+      v: e.v,
+      at: e.at,
+      payloadJson: e.payload.toString('utf8'),
+      hash: e.hash.toString('hex'),
+      digest: e.digest ? e.digest.toString('hex') : null,
+      line: e.line,
+      source: e.source,
+    }));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** Inserts stored events of one run as given (putChained): one statement over arrays. */
+async function insertRows(
+  client: pg.ClientBase,
+  runNo: number,
+  events: readonly ImportedEvent[],
+): Promise<void> {
+  for (let i = 0; i < events.length; i += 10_000) {
+    const part = events.slice(i, i + 10_000);
+    await client.query(
+      `INSERT INTO events (run_no, seq, kind, v, at, payload, hash, digest, line, source)
+       SELECT $1, s, k, v, a, convert_to(p, 'UTF8'), decode(h, 'hex'), decode(d, 'hex'), l, src
+         FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::text[])
+           AS u(s, k, v, a, p, h, d, l, src)`,
+      [
+        runNo,
+        part.map((e) => e.seq),
+        part.map((e) => e.kind),
+        part.map((e) => e.v),
+        part.map((e) => e.at),
+        part.map((e) => e.payloadJson),
+        part.map((e) => e.hash),
+        part.map((e) => e.digest ?? null),
+        part.map((e) => e.line ?? null),
+        part.map((e) => e.source ?? null),
+      ],
+    );
+  }
+}
+
+const RUNS_SQL = `SELECT r.*, encode(r.head_hash, 'hex') AS head_hex, r.lease_until > now() AS leased,
+  (SELECT COUNT(*) FROM findings f WHERE f.run_id = r.run_id)::int AS findings FROM runs r`;
+
+function toRunRow(r: Record<string, unknown>): RunRow {
+  return {
+    run_id: r.run_id as string,
+    source: r.source as RunSource,
+    format: r.format as string,
+    chained: r.chained as boolean,
+    origin: (r.origin as string | null) ?? null,
+    created_at: r.created_at as string,
+    head_seq: r.head_seq as number,
+    head_hash: r.head_hex as string,
+    first_at: (r.first_at as string | null) ?? null,
+    last_at: (r.last_at as string | null) ?? null,
+    status: r.status as string,
+    task_id: (r.task_id as string | null) ?? null,
+    variant: (r.variant as string | null) ?? null,
+    event_count: r.event_count as number,
+    findings: r.findings as number,
+    writer: r.leased
+      ? {
+          pid: r.lease_pid as number,
+          hostname: r.lease_host as string,
+          label: (r.lease_label as string | null) ?? null,
+        }
+      : null,
+    meta: JSON.parse(r.meta as string) as Record<string, unknown>,
+  };
+}
+
+function toStored(r: EventRowPg, runId: string): StoredEvent {
+  const e: StoredEvent = {
+    seq: r.seq,
+    run_id: runId,
+    kind: r.kind,
+    v: r.v,
+    at: r.at,
+    payload: JSON.parse(r.payload.toString('utf8')) as Record<string, unknown>,
+    prev: r.prev ? r.prev.toString('hex') : ZERO_HASH,
+    hash: r.hash.toString('hex'),
+  };
+  if (r.digest) {
+    e.digest = r.digest.toString('hex');
+    e.redacted = true;
+  }
+  if (r.line != null) {
+    let meta: Record<string, unknown> = {};
+    try {
+      meta = r.source ? (JSON.parse(r.source) as Record<string, unknown>) : {};
+    } catch {
+      meta = {};
+    }
+    e.source = { line: r.line, ...meta };
+  }
+  return e;
+}
+
+/** A server error as ProofLoop's: refusals by the roles and triggers named as such. */
+export function asLedgerError(err: unknown, where: string): Error {
+  if (err instanceof ProofloopError) return err;
+  const e = err as Error & { code?: string };
+  if (e.code === '42501') return new ProofloopError('forbidden', `${where}: ${e.message}`);
+  if (e.code === '23505') return new ProofloopError('conflict', `${where}: ${e.message}`);
+  return new ProofloopError('io', `ledger at ${where}: ${e.message}`);
+}

@@ -1,0 +1,75 @@
+import { ProofloopError } from '../../shared/result';
+import { portableRun, type LedgerEngine } from './engine';
+
+export interface PushResult {
+  run_id: string;
+  /** copied: new there; extended: there was a prefix; same: nothing to do; ahead: there is longer, this run its prefix. */
+  action: 'copied' | 'extended' | 'same' | 'ahead';
+  events: number;
+  head_seq: number;
+  head_hash: string;
+}
+
+const PAGE = 10_000;
+
+/**
+ * Copies runs from one ledger to another as they are stored: the same seqs, payload bytes, hashes
+ * and carried digests, so a run verifies the same in both (`proofloop push` and `pull`). A run
+ * already there is continued only when it is a prefix of this one (its head hash is this run's
+ * hash at that seq): pushing twice is a no-op, and a run whose chain differs is refused by name.
+ */
+export async function pushRuns(
+  from: LedgerEngine,
+  to: LedgerEngine,
+  runIds: readonly string[],
+): Promise<PushResult[]> {
+  const out: PushResult[] = [];
+  for (const id of runIds) {
+    const src = await from.run(id);
+    if (!src) throw new ProofloopError('not_found', `no run ${id} in ${from.location}`);
+    const dst = await to.run(id);
+    let start = 1;
+    let action: PushResult['action'] = 'copied';
+    if (dst) {
+      const at = Math.min(dst.head_seq, src.head_seq);
+      const mine = at === 0 ? null : (await from.readChained(id, at, 1))[0];
+      const theirs = at === 0 ? null : (await to.readChained(id, at, 1))[0];
+      if (mine?.hash !== theirs?.hash) {
+        throw new ProofloopError(
+          'conflict',
+          `run ${id} differs from the run ${id} at ${to.location}: at seq ${at} its hash is ${theirs?.hash.slice(0, 16)}… there and ${mine?.hash.slice(0, 16)}… here; refused`,
+        );
+      }
+      if (dst.head_seq >= src.head_seq) {
+        out.push({
+          run_id: id,
+          action: dst.head_seq === src.head_seq ? 'same' : 'ahead',
+          events: 0,
+          head_seq: dst.head_seq,
+          head_hash: dst.head_hash,
+        });
+        continue;
+      }
+      start = dst.head_seq + 1;
+      action = dst.head_seq === 0 ? 'copied' : 'extended';
+    }
+    const run = portableRun(src);
+    let n = 0;
+    if (!dst) await to.putChained(run, []);
+    for (let seq = start; seq <= src.head_seq; seq += PAGE) {
+      const events = await from.readChained(id, seq, PAGE);
+      if (events.length === 0) break;
+      await to.putChained(run, events);
+      n += events.length;
+    }
+    const after = await to.run(id);
+    if (after?.head_hash !== src.head_hash || after.head_seq !== src.head_seq) {
+      throw new ProofloopError(
+        'io',
+        `run ${id}: after the copy its head at ${to.location} is seq ${after?.head_seq}, not seq ${src.head_seq} as here`,
+      );
+    }
+    out.push({ run_id: id, action, events: n, head_seq: src.head_seq, head_hash: src.head_hash });
+  }
+  return out;
+}

@@ -1,0 +1,257 @@
+import { describe, expect, it } from 'vitest';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { Ledger } from '../../electron/ledger';
+import { SqliteEngine } from '../../electron/ledger/sqlite-engine';
+import { PostgresEngine } from '../../electron/ledger/postgres/engine';
+import { portableRun, type LedgerEngine } from '../../electron/ledger/engine';
+import { pushRuns } from '../../electron/ledger/push';
+import { ingestFile } from '../../electron/ingest';
+import { ZERO_HASH } from '../../shared/protocol';
+import { ProofloopError } from '../../shared/result';
+import { clusterForFile } from './helpers/pg-cluster';
+import { homeForFile, perTest, repoRoot } from './helpers/tmp';
+
+/**
+ * One suite, both engines: what the ledger promises (electron/ledger/engine.ts) holds for the
+ * embedded SQLite ledger and for PostgreSQL alike. Without PostgreSQL the second half skips, saying why.
+ */
+const { folder, later } = perTest();
+homeForFile('pl-conf-');
+const pg = clusterForFile();
+
+const CLAUDE_SESSION =
+  'test/fixtures/claude-code/projects/-home-marco-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl';
+
+type Make = () => Promise<LedgerEngine>;
+const engines: [string, Make, string | null][] = [
+  ['sqlite', () => Promise.resolve(new SqliteEngine(folder())), null],
+  ['postgres', async () => PostgresEngine.connect(await pg.db()), pg.reason],
+];
+
+async function open(make: Make): Promise<LedgerEngine> {
+  const e = await make();
+  later(() => void e.close());
+  return e;
+}
+
+const started = (task = 't1') => ({
+  kind: 'run_started',
+  payload: { task_id: task, goal: 'fix it', agent: { name: 'sim', variant: 'good', seed: 1 } },
+  at: '2026-12-01T00:00:00.000Z',
+});
+const step = (i: number) => ({
+  kind: 'model_proposed',
+  payload: { call_id: `c${i}`, tool: 'read_file', args: { path: `f${i}.py` }, tokens: 10 + i },
+  at: `2026-12-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`,
+});
+
+describe.each(engines)('ledger engine: %s', (name, make, skip) => {
+  const test = skip ? it.skip : it;
+
+  test('appends chain from seq 1 without a gap, read back by range, tail and seq', async () => {
+    const e = await open(make);
+    const w = await e.writer('r1', { create: {} });
+    const a = await w.appendBatch([started(), ...Array.from({ length: 9 }, (_, i) => step(i + 1))]);
+    const b = await w.append('model_responded', { content: 'done', tokens: 3 });
+    await w.close();
+    expect(a.map((x) => x.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(b.seq).toBe(11);
+    expect(a[0]!.prev).toBe(ZERO_HASH);
+    expect(b.prev).toBe(a[9]!.hash);
+    const all = await e.read('r1');
+    expect(all.map((x) => x.hash)).toEqual([...a, b].map((x) => x.hash));
+    expect(all[3]!.payload).toEqual(step(3).payload);
+    expect((await e.tail('r1', 8)).map((x) => x.seq)).toEqual([9, 10, 11]);
+    expect((await e.read('r1', { from: 2, to: 4 })).map((x) => x.seq)).toEqual([2, 3, 4]);
+    expect((await e.read('r1', { kinds: ['run_started', 'model_responded'] })).map((x) => x.seq)).toEqual([
+      1, 11,
+    ]);
+    const e5 = await e.event('r1', 5);
+    expect(e5?.prev).toBe(a[3]!.hash);
+    const run = await e.run('r1');
+    expect(run).toMatchObject({
+      head_seq: 11,
+      head_hash: b.hash,
+      event_count: 11,
+      task_id: 't1',
+      status: 'running',
+    });
+    expect(run?.writer).toBeNull();
+    const v = await e.verify('r1');
+    expect(v).toMatchObject({ ok: true, events: 11, head_seq: 11, head_hash: b.hash });
+  });
+
+  test('a second writer of a run is refused by name; after close another may write on', async () => {
+    const e = await open(make);
+    const w1 = await e.writer('r2', { create: {}, label: 'first' });
+    await w1.append('run_started', started().payload);
+    await expect(e.writer('r2', { label: 'second' })).rejects.toThrow(
+      /run r2 already has a writer: pid \d+ on .*first/,
+    );
+    expect((await e.run('r2'))?.writer?.label).toBe('first');
+    await w1.close();
+    const w2 = await e.writer('r2');
+    expect((await w2.append('model_responded', { content: 'x' })).seq).toBe(2);
+    await w2.close();
+    expect((await e.verify('r2')).ok).toBe(true);
+  });
+
+  test('bad items fail the whole batch; a run takes nothing after run_completed but annotations', async () => {
+    const e = await open(make);
+    const w = await e.writer('r3', { create: {} });
+    await w.appendBatch([started()]);
+    await expect(w.appendBatch([step(1), { kind: 'Bad Kind', payload: {} }])).rejects.toThrow(/snake_case/);
+    await expect(w.append('model_proposed', { call_id: 'c1' })).rejects.toThrow(ProofloopError);
+    expect((await e.run('r3'))?.head_seq).toBe(1);
+    await w.append('run_completed', { outcome: 'passed' });
+    await expect(w.append('model_responded', { content: 'late' })).rejects.toThrow(/has completed/);
+    expect((await w.append('event_annotated', { target_seq: 1, note: 'ok' })).seq).toBe(3);
+    await w.close();
+    expect(await e.run('r3')).toMatchObject({ status: 'completed', head_seq: 3 });
+  });
+
+  test('the bytes hashed are the bytes stored: key order, \\u0000, unicode and big numbers verify', async () => {
+    const e = await open(make);
+    const w = await e.writer('r4', { create: {} });
+    const odd = {
+      z: 1,
+      a: 'nul\u0000here',
+      '10': 'ten',
+      '9': 'nine',
+      é: '✓ 𝄞',
+      n: 1e21,
+      f: 0.1,
+      neg: -5,
+      deep: { b: [1, { y: 2, x: 1 }] },
+    };
+    const [ev] = await w.appendBatch([
+      { kind: 'custom_thing', payload: odd, at: '2026-12-01T00:00:00.000Z' },
+    ]);
+    await w.close();
+    const back = await e.event('r4', 1);
+    expect(back?.payload).toEqual(odd);
+    expect(back?.hash).toBe(ev!.hash);
+    expect((await e.verify('r4')).ok).toBe(true);
+    // The same item appended to the embedded ledger chains to the same hash: one protocol, two engines.
+    const ref = Ledger.open(folder());
+    later(() => ref.close());
+    const rw = ref.writer('r4');
+    const [same] = rw.appendBatch([{ kind: 'custom_thing', payload: odd, at: '2026-12-01T00:00:00.000Z' }]);
+    rw.close();
+    expect(same!.hash).toBe(ev!.hash);
+  });
+
+  test('credentials are redacted before hashing, as the embedded ledger does', async () => {
+    const e = await open(make);
+    const w = await e.writer('r5', { create: {} });
+    const [ev] = await w.appendBatch([
+      {
+        kind: 'model_responded',
+        payload: { content: 'key sk-ant-api03-' + 'a'.repeat(90) },
+        at: '2026-12-01T00:00:00.000Z',
+      },
+    ]);
+    await w.close();
+    const stored = await e.event('r5', 1);
+    expect(JSON.stringify(stored?.payload)).not.toContain('aaaaaaaaaa');
+    expect(stored?.payload).toEqual(ev!.payload);
+    expect((await e.verify('r5')).ok).toBe(true);
+  });
+
+  test('the cross-run feed gives every event of every run exactly once, page by page', async () => {
+    const e = await open(make);
+    const runs = ['fa', 'fb', 'fc'];
+    const writers = await Promise.all(runs.map((r) => e.writer(r, { create: {} })));
+    let cursor = '';
+    const seen: string[] = [];
+    const drain = async () => {
+      for (;;) {
+        const p = await e.feed(cursor, 7);
+        for (const x of p.events) seen.push(`${x.run_id}/${x.seq}`);
+        cursor = p.cursor;
+        if (p.events.length === 0) break;
+      }
+    };
+    for (let round = 0; round < 3; round++) {
+      for (const w of writers) await w.appendBatch(Array.from({ length: 5 }, (_, i) => step(round * 5 + i)));
+      await drain();
+    }
+    await Promise.all(writers.map((w) => w.close()));
+    await drain();
+    expect(seen.length).toBe(45);
+    expect(new Set(seen).size).toBe(45);
+    for (const r of runs)
+      expect(seen.filter((s) => s.startsWith(`${r}/`)).map((s) => Number(s.split('/')[1]))).toEqual(
+        Array.from({ length: 15 }, (_, i) => i + 1),
+      );
+  });
+
+  test('state at a seq is the fold of the events up to it, from a snapshot or not', async () => {
+    const e = await open(make);
+    const w = await e.writer('r6', { create: {} });
+    await w.appendBatch([started(), ...Array.from({ length: 700 }, (_, i) => step(i + 1))]);
+    await w.close();
+    const at650 = await e.stateAt('r6', 650);
+    expect(at650.seq).toBe(650);
+    expect(at650.state.seq).toBe(650);
+    const again = await e.stateAt('r6', 650);
+    expect(again.state).toEqual(at650.state);
+    // The embedded ledger folds the same events to the same state.
+    const ref = new SqliteEngine(folder());
+    later(() => void ref.close());
+    const rw = await ref.writer('r6', { create: {} });
+    await rw.appendBatch([started(), ...Array.from({ length: 700 }, (_, i) => step(i + 1))]);
+    await rw.close();
+    expect((await ref.stateAt('r6', 650)).state).toEqual(at650.state);
+  });
+
+  test('chained events put from elsewhere keep their hashes; one that does not continue the head is refused', async () => {
+    const e = await open(make);
+    const src = new SqliteEngine(folder());
+    later(() => void src.close());
+    const w = await src.writer('moved', { create: {} });
+    await w.appendBatch([started(), step(1), step(2), step(3)]);
+    await w.close();
+    const run = (await src.run('moved'))!;
+    const evs = await src.readChained('moved', 1, 100);
+    await e.putChained(portableRun(run), evs.slice(0, 2));
+    await expect(e.putChained(portableRun(run), evs.slice(3))).rejects.toThrow(/do not continue its head/);
+    await e.putChained(portableRun(run), evs.slice(2));
+    expect((await e.run('moved'))?.head_hash).toBe(run.head_hash);
+    expect((await e.verify('moved')).ok).toBe(true);
+    expect(await e.readChained('moved', 1, 100)).toEqual(evs);
+  });
+
+  test('imported runs (a real Claude Code session, a seed-004 log) move in with their digests and verify the same', async () => {
+    // Imported through the ingest adapters into a runs folder, then pushed: the runs' own bytes.
+    const dir = folder();
+    mkdirSync(path.join(dir, 'seed'), { recursive: true });
+    const seed = path.join(dir, 'seed', 'events.jsonl');
+    copyFileSync(path.join(repoRoot, 'test/fixtures/seed004/data/events.jsonl'), seed);
+    const session = path.join(dir, 'session.jsonl');
+    copyFileSync(path.join(repoRoot, CLAUDE_SESSION), session);
+    const local = Ledger.open(dir);
+    later(() => local.close());
+    await ingestFile(local, seed);
+    await ingestFile(local, session);
+    const runs = local.runs();
+    expect(runs.length).toBeGreaterThan(0);
+    const e = await open(make);
+    const from = new SqliteEngine(local);
+    const pushed = await pushRuns(
+      from,
+      e,
+      runs.map((r) => r.run_id),
+    );
+    expect(pushed.every((p) => p.action === 'copied')).toBe(true);
+    for (const r of runs) {
+      const there = await e.verify(r.run_id);
+      const here = await from.verify(r.run_id);
+      expect(there).toMatchObject({ head_seq: here.head_seq, head_hash: here.head_hash, ok: here.ok });
+      expect((await e.read(r.run_id)).map((x) => x.payload)).toEqual(
+        local.read(r.run_id).map((x) => x.payload),
+      );
+    }
+  });
+});
