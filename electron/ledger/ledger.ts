@@ -1,7 +1,8 @@
 import path from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { ZERO_HASH, MAX_SEQ, type LedgerEvent, type NewEvent } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
-import { confinedLedgerPath, openDatabase, type Db } from './open';
+import { confinedLedgerPath, isOwnLedger, openDatabase, type Db } from './open';
 import { kindsQuery } from './kinds-index';
 import { ID_RANGE, idOfSeq, idRange, idsBefore, LAST_HASH_SQL } from './event-ids';
 import { MirrorAppender } from './mirror';
@@ -129,11 +130,22 @@ export class Ledger implements LedgerReader {
   private helper: AppendHelper | null | false = null;
   private readonly stmts;
 
+  /**
+   * Where the folders of runs this ledger executes go (`<root>/<run_id>/`: workspace, artifacts,
+   * events.jsonl mirror): the runs folder itself, or for another program's folder (a Claude Code
+   * projects folder) `runs/` beside its ledger in ProofLoop's own directory, so nothing is written
+   * into that folder.
+   */
+  readonly runsRoot: string;
+
   private constructor(
     readonly folder: string,
     readonly now: () => string,
   ) {
-    this.db = openDatabase(confinedLedgerPath(folder));
+    const file = confinedLedgerPath(folder);
+    this.runsRoot = isOwnLedger(folder, file) ? folder : path.join(path.dirname(file), 'runs');
+    if (this.runsRoot !== folder) mkdirSync(this.runsRoot, { recursive: true, mode: 0o700 });
+    this.db = openDatabase(file);
     this.appendTx = this.db.transaction(this.insertLocked.bind(this));
     this.helperTx = this.db.transaction(this.insertWithHelper.bind(this));
     const db = this.db;
@@ -222,7 +234,7 @@ export class Ledger implements LedgerReader {
     const existing = this.run(runId);
     const source = existing?.source ?? (opts.create ? opts.create.source : undefined) ?? 'executed';
     // Before anything is created: a run folder that is a link is refused here (forbidden_path).
-    const mirror = new MirrorAppender(this.folder, runId, source === 'executed');
+    const mirror = new MirrorAppender(this.runsRoot, runId, source === 'executed');
     if (!existing) {
       if (opts.create === false) throw new ProofloopError('not_found', `no run ${runId} in ${this.folder}`);
       this.createRun(runId, opts.create ?? {});

@@ -61,9 +61,9 @@ export function repairMirrors(
     let fd: number;
     try {
       // Confined: a run folder that is a link (a shared or unpacked folder) is left alone.
-      mkdirConfined(ledger.folder, run.run_id, 'run folder');
+      mkdirConfined(ledger.runsRoot, run.run_id, 'run folder');
       fd = openConfined(
-        ledger.folder,
+        ledger.runsRoot,
         [run.run_id, 'events.jsonl'],
         constants.O_RDWR | constants.O_CREAT,
         'mirror',

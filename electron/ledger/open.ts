@@ -28,11 +28,16 @@ export function ledgerPath(folder: string): string {
   return path.join(folder, '.proofloop', 'ledger.db');
 }
 
+/** Whether `file` is the folder's own `.proofloop/ledger.db` (not one in ProofLoop's directory for another program's folder). */
+export function isOwnLedger(folder: string, file: string): boolean {
+  return file === path.join(folder, '.proofloop', 'ledger.db');
+}
+
 /** The ledger's file, its `.proofloop` folder made if needed; refused when either is a link. */
 export function confinedLedgerPath(folder: string): string {
   const file = ledgerPath(folder);
   // Another program's folder: the ledger is in ProofLoop's own data directory, nothing is made here.
-  if (file !== path.join(folder, '.proofloop', 'ledger.db')) return file;
+  if (!isOwnLedger(folder, file)) return file;
   // The folder itself is the caller's choice, made if missing as before; below it, no link.
   mkdirSync(folder, { recursive: true });
   mkdirConfined(folder, '.proofloop', 'ledger folder');

@@ -61,18 +61,18 @@ export class RunHost {
   ) {}
 
   private runDir(runId: string): string {
-    return path.join(this.ledger.folder, runId);
+    return path.join(this.ledger.runsRoot, runId);
   }
 
   /** `<run>/workspace`, refused when it or the run folder is a link (fs/confine.ts). */
   private workspaceDir(runId: string): string {
-    return confinePath(this.ledger.folder, [runId, 'workspace'], 'workspace');
+    return confinePath(this.ledger.runsRoot, [runId, 'workspace'], 'workspace');
   }
 
   /** Copies the task's workspace into the run (atomically: a crash leaves no half-copied workspace). */
   private prepareWorkspace(runId: string, loaded: LoadedTask): string {
     // Confined: with <run> or <run>/workspace a link, the removal and copy would happen outside.
-    const folder = this.ledger.folder;
+    const folder = this.ledger.runsRoot;
     mkdirConfined(folder, runId, 'run folder');
     const ws = this.workspaceDir(runId);
     const tmp = confinePath(folder, [runId, 'workspace.partial'], 'workspace');

@@ -17,7 +17,7 @@ import { requireRun } from './ledger';
  */
 export function artifactsHomeOf(ledger: Ledger, run: { run_id: string; source: string }): string {
   if (run.source === 'imported') return importArtifactsHome(ledger.db.name);
-  return confine(ledger.folder, run.run_id, 'run folder');
+  return confine(ledger.runsRoot, run.run_id, 'run folder');
 }
 
 /** What the inspector shows of one artifact at most; the file itself stays whole. */

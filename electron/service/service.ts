@@ -150,14 +150,26 @@ export class ProofloopService {
               findings: 0,
             }))
           : { files: 0, events: 0, findings: 0 };
-      this.info = { folder: abs, runs: ledger.runCount(), imported, mirrors_repaired: [] };
+      this.info = {
+        folder: abs,
+        runs_root: ledger.runsRoot,
+        runs: ledger.runCount(),
+        imported,
+        mirrors_repaired: [],
+      };
       return this.info;
     }
     const repaired = repairMirrors(ledger);
     // Live: the watcher's poll pushes runs and rows as the opening import commits them (each
     // commit asks it to look at once), so a big file's first rows show while it is still read.
     if (this.opts.watch) this.startWatching();
-    const info = { folder: abs, runs: 0, imported: NOTHING, mirrors_repaired: repaired };
+    const info = {
+      folder: abs,
+      runs_root: ledger.runsRoot,
+      runs: 0,
+      imported: NOTHING,
+      mirrors_repaired: repaired,
+    };
     const progress = importProgress(abs, this.ctx);
     const importing = this.ingestOnce(ledger, progress, opts.background).then((r) => {
       const { aborted, snapshotsApart, ...imported } = r;

@@ -76,6 +76,8 @@ export const VerifyReportSchema = z.object({
 
 export const FolderInfoSchema = z.object({
   folder: z.string(),
+  /** Where the folders of runs executed here go: the folder itself, or ProofLoop's own directory for another program's folder (nothing is written into it). */
+  runs_root: z.string().optional(),
   runs: z.number().int(),
   imported: z.object({ files: z.number().int(), events: z.number().int(), findings: z.number().int() }),
   mirrors_repaired: z.array(z.string()),

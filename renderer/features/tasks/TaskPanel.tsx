@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { useApp } from '../../store';
 import { ErrorBox } from '../../ui/ErrorBox';
-import { VARIANTS } from '../../../shared/api/variants';
+import { VARIANTS, VARIANT_TEXT } from '../../../shared/api/variants';
 import type { Variant } from '../../store/tasksSlice';
 
 /** Start a task (task, variant, seed) and watch the new run live. */
@@ -17,6 +17,9 @@ export function TaskPanel() {
   const [variant, setVariant] = useState<Variant | ''>('');
   const catalogErrors = useApp((s) => s.catalogErrors);
   const [seed, setSeed] = useState('');
+  const folder = useApp((s) => s.folder);
+  // Another program's folder (a Claude Code projects folder): runs go to ProofLoop's own directory.
+  const elsewhere = folder?.runs_root && folder.runs_root !== folder.folder ? folder.runs_root : null;
 
   useEffect(() => {
     void loadTasks();
@@ -96,12 +99,15 @@ export function TaskPanel() {
               >
                 <option value="">default (careful)</option>
                 {VARIANTS.map((v) => (
-                  <option key={v} value={v}>
-                    {v}
+                  <option key={v} value={v} title={VARIANT_TEXT[v]}>
+                    {v} — {VARIANT_TEXT[v]}
                   </option>
                 ))}
               </select>
             </label>
+            <p className="dim task-goal" data-testid="variant-text">
+              {VARIANT_TEXT[variant || 'careful']}
+            </p>
             <label>
               Seed
               <input
@@ -113,6 +119,20 @@ export function TaskPanel() {
                 data-testid="seed-input"
               />
             </label>
+            <p className="dim task-where" data-testid="task-where">
+              {elsewhere ? (
+                <>
+                  This folder belongs to another program: ProofLoop writes nothing into it. The run’s folder
+                  (workspace, artifacts, events.jsonl) goes to <code>{elsewhere}</code>, and the run is listed
+                  here.
+                </>
+              ) : (
+                <>
+                  The run’s folder (workspace, artifacts, events.jsonl) goes into{' '}
+                  <code>{folder?.folder ?? 'the open folder'}</code>.
+                </>
+              )}
+            </p>
             {!seedOk && <div className="bad-text">seed must be a whole number</div>}
             {actionError && <ErrorBox error={actionError} what="Starting the task" />}
             <div className="row-gap">
