@@ -5,6 +5,7 @@
  */
 import { ProofloopError } from '../../../shared/result';
 import { claudeCode } from './claude-code';
+import { codex } from './codex';
 import type { RealAgent, RealAgentName } from './types';
 
 export const AGENT_NAMES = ['sim', 'claude-code', 'codex'] as const;
@@ -12,7 +13,7 @@ export type AgentName = (typeof AGENT_NAMES)[number];
 
 const REAL: Partial<Record<RealAgentName, RealAgent>> = {
   'claude-code': claudeCode,
-  // codex: TODO(agent-codex): `import { codex } from './codex'` and register it here.
+  codex,
 };
 
 export const isAgentName = (x: string): x is AgentName => (AGENT_NAMES as readonly string[]).includes(x);

@@ -9,7 +9,14 @@ import { Rng } from '../sim-agent';
 import type { SimHints } from '../catalog';
 import type { Variant } from '../protocol';
 import { sha256Hex } from '../../crypto';
-import type { AnswerSource, ModelAnswer, SourceAnswer, SourceRequest, ToolResultIn } from './types';
+import type {
+  AnswerSource,
+  ModelAnswer,
+  SourceAnswer,
+  SourceRequest,
+  ToolCallOut,
+  ToolResultIn,
+} from './types';
 
 export type SimIntent =
   | { kind: 'read'; path: string }
@@ -20,7 +27,7 @@ export type SimIntent =
 
 /** How an agent expresses the sim's intents as its own tool calls. */
 export interface SimTools {
-  call(intent: SimIntent, workspace: string): { name: string; input: Record<string, unknown> };
+  call(intent: SimIntent, workspace: string): Omit<ToolCallOut, 'id'>;
 }
 
 type Step = (last: ToolResultIn[]) => SimIntent | { kind: 'final'; text: string } | { kind: 'crash' };

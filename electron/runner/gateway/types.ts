@@ -19,6 +19,11 @@ export interface ToolCallOut {
   id: string;
   name: string;
   input: Record<string, unknown>;
+  /**
+   * `custom`: a freeform tool of the Responses API (Codex's apply_patch), whose call carries text,
+   * not JSON arguments; the text is `input.input`. Absent: a function / tool_use call.
+   */
+  kind?: 'custom';
 }
 
 /** One answer of the model, API-neutral. */
