@@ -5,6 +5,7 @@ import type { Ledger } from '../ledger';
 import type { FindingCode } from '../ledger/types';
 import { importFile, keyOf, type ImportOptions } from './importer';
 import { scanFolder } from './scan';
+import { importDocument, type DocumentSource } from './document';
 import { defaultSource } from './parallel';
 import { Prefetch, type FolderFile } from './prefetch';
 import type { parsedBlocks } from './source';
@@ -52,7 +53,8 @@ export async function ingestFolder(
     ledger.db.prepare("SELECT run_id FROM runs WHERE source = 'executed'").pluck().all() as string[],
   );
   const unreadable: { file: string; why: string }[] = [];
-  const files = await scanFolder(ledger.folder, { executed, unreadable });
+  const documents: DocumentSource[] = [];
+  const files = await scanFolder(ledger.folder, { executed, unreadable, documents });
   const summary: IngestSummary = { files: 0, events: 0, findings: 0 };
   if (signal?.aborted) return stopped(summary);
   for (const u of unreadable) {
@@ -98,6 +100,24 @@ export async function ingestFolder(
     }
   } finally {
     await prefetch?.close();
+  }
+  // Whole-file sources (SWE-agent, ATIF, OpenHands): each read whole, in this thread.
+  for (const doc of documents) {
+    if (signal?.aborted) return stopped(summary);
+    const key = keyOfFile(doc.abs);
+    try {
+      const r = await importDocument(ledger, doc, key, { onlyIfClaimed: true, onCommit: control.onCommit });
+      summary.events += r.events;
+      summary.findings += r.findings;
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      const code =
+        err.code === 'ENOENT' || err.code === 'ENOTREG' || err.code === 'ELOOP'
+          ? 'unreadable_file'
+          : 'import_failed';
+      if (fileFinding(ledger, key, code, `${key}: ${err.message}`)) summary.findings += 1;
+    }
+    summary.files += 1;
   }
   return summary;
 }
@@ -173,7 +193,11 @@ function fileFinding(ledger: Ledger, key: string, code: FindingCode, message: st
 /** Imports one `.jsonl` file named directly (inside the folder or not). */
 export async function ingestFile(ledger: Ledger, file: string): Promise<IngestSummary> {
   const abs = path.resolve(file);
-  await stat(abs);
+  const st = await stat(abs);
+  if (st.isDirectory() || /\.(traj|json)$/i.test(abs)) {
+    const r = await importDocument(ledger, { abs, dir: st.isDirectory() }, keyOf(ledger.folder, abs));
+    return { files: 1, events: r.events, findings: r.findings };
+  }
   const r = await importFile(ledger, abs, { key: keyOf(ledger.folder, abs), source: defaultSource() });
   return { files: 1, events: r.events, findings: r.findings };
 }

@@ -11,7 +11,13 @@ import {
 import { interpret } from '../../shared/formats';
 import { redactCredentials } from '../../shared/redact';
 import { digestEventCanonical, linkHash as link } from '../crypto';
-import { detectFormat, formatNamed, type FormatAdapter, type MappedEvent } from './formats/registry';
+import {
+  detectFormat,
+  formatNamed,
+  type FormatAdapter,
+  type MapError,
+  type MappedEvent,
+} from './formats/registry';
 import { seed000Format } from './formats/seed000';
 
 /**
@@ -247,6 +253,25 @@ export function parseLine(text: string, hint: Format | null = null): Parsed | Pa
   const rounded = roundedIntegers(text);
   if (mapped.length === 1) return toParsed(adapter.name, mapped[0]!, rounded, text);
   return { t: 'multi', list: mapped.map((m) => toParsed(adapter.name, m, rounded, text)) };
+}
+
+/**
+ * A part of a whole-file source (document.ts), parsed with its document and mapped by its adapter:
+ * checked, redacted and digested as a line would be. `text` is the part as JSON, for the excerpt
+ * of a finding. Integers the document's parse rounded are reported once for the document.
+ */
+export function parseMapped(
+  fmt: Format,
+  label: string,
+  mapped: MappedEvent[] | MapError,
+  raw: Obj,
+  text: string,
+): Parsed | ParsedMulti {
+  if ('error' in mapped) return bad('invalid_event', mapped.error, raw, text);
+  if (mapped.length === 0)
+    return bad('invalid_event', `the ${label} reader made no event of this part`, raw, text);
+  if (mapped.length === 1) return toParsed(fmt, mapped[0]!, null, text);
+  return { t: 'multi', list: mapped.map((m) => toParsed(fmt, m, null, text)) };
 }
 
 /** A valid ProofLoop line: checked, never recomputed (the chain is the source's). */

@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { isConversationDir, type DocumentSource } from './document';
 
 export interface ScanOptions {
   /** Run ids of runs ProofLoop executed: their `<folder>/<run_id>/events.jsonl` are its own mirrors. */
@@ -7,6 +8,12 @@ export interface ScanOptions {
   maxDepth?: number;
   /** Filled with the `events.jsonl` entries that are no regular files (a FIFO, a directory, a link). */
   unreadable?: { file: string; why: string }[];
+  /**
+   * Filled with the whole-file sources to look at (document.ts): `*.traj` and `*.json` files (read
+   * only if a document format claims them) and conversation folders (an `events/` of numbered
+   * event files, whose `events/` is not walked).
+   */
+  documents?: DocumentSource[];
 }
 
 const SKIP_DIRS = new Set(['node_modules', '.git']);
@@ -34,6 +41,10 @@ export async function scanFolder(folder: string, opts: ScanOptions): Promise<str
         opts.unreadable.push({ file: abs, why: 'a directory' });
       } else if (e.isDirectory()) {
         if (SKIP_DIRS.has(e.name)) continue;
+        if (opts.documents && e.name === 'events' && isConversationDir(dir)) {
+          opts.documents.push({ abs: dir, dir: true });
+          continue;
+        }
         if (depth === 0 && e.name === '.proofloop') continue;
         if (depth < maxDepth) await walk(abs, depth + 1);
       } else if (e.isFile() && e.name === 'events.jsonl') {
@@ -42,6 +53,8 @@ export async function scanFolder(folder: string, opts: ScanOptions): Promise<str
       } else if (e.isFile() && e.name.endsWith('.jsonl')) {
         // Read only if an adapter claims it by its first record (importer: onlyIfClaimed).
         out.push(abs);
+      } else if (opts.documents && e.isFile() && /\.(traj|json)$/i.test(e.name)) {
+        opts.documents.push({ abs, dir: false });
       } else if (e.name === 'events.jsonl' && opts.unreadable) {
         const what = e.isDirectory()
           ? 'a directory'

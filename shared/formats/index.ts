@@ -3,6 +3,9 @@ import { seed000View } from './seed000';
 import { seed004View } from './seed004';
 import { claudeCodeView } from './claude-code';
 import { codexView } from './codex';
+import { sweAgentView } from './swe-agent';
+import { atifView } from './atif';
+import { openHandsView } from './openhands';
 
 export type { FormatView, Interpreted, Usage, ViewContext } from './types';
 export type { SourceRef } from './source-ref';
@@ -16,6 +19,9 @@ const views: Record<string, FormatView> = {
   [seed004View.name]: seed004View,
   [claudeCodeView.name]: claudeCodeView,
   [codexView.name]: codexView,
+  [sweAgentView.name]: sweAgentView,
+  [atifView.name]: atifView,
+  [openHandsView.name]: openHandsView,
 };
 
 /** Whether runs of this format begin with their first record (see FormatView.session). */

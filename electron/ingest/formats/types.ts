@@ -67,3 +67,42 @@ export interface FormatAdapter {
   /** The run id a file of this format is about, from its first record (else the file's key). */
   runId?(first: Json, key: string): string | null;
 }
+
+/**
+ * One part of a whole-file source (a SWE-agent `.traj`, an ATIF `trajectory.json`, an OpenHands
+ * event stream): a value of the document that the adapter maps as a record of its own.
+ */
+export interface DocPart {
+  /** The value as written (an object; a non-object value is wrapped by the adapter and said so). */
+  record: Json;
+  /** What the part is, for the adapter's mapPart (`step`, `history`, `info`, …). */
+  type: string;
+  /** Where it is: an RFC 6901 JSON pointer into the document, or the file it came from. */
+  pointer: string;
+  /** The source's run this part belongs to, when one document holds several (ATIF subagents). */
+  run?: string;
+}
+
+/**
+ * A source that is one JSON document (or a folder of them), not JSONL: it is read whole (bounded)
+ * when it is complete, split into its parts, and each part mapped like a record. Detected by the
+ * parsed content (`claims`), after a cheap look at its first bytes (`sniff`) so that a folder's
+ * other `.json` files are not parsed.
+ */
+export interface DocumentAdapter {
+  readonly name: string;
+  readonly label: string;
+  /** Whether the first bytes of a file (≤ 4 KiB, may be cut mid-token) may be of this format. */
+  sniff(head: string): boolean;
+  /** Whether a parsed document is of this format. */
+  claims(doc: unknown): boolean;
+  /**
+   * The parts of the document in the order they become events. Iterative (never recursive in the
+   * input's depth); a part the adapter cannot read is still a part (its mapPart says why).
+   */
+  parts(doc: unknown): DocPart[];
+  /** One part to its events, pure; an error makes the part a finding that keeps its text. */
+  mapPart(part: DocPart): MappedEvent[] | MapError;
+  /** The run id of a document, from its content (else the importer names it by its file). */
+  runId?(doc: unknown): string | null;
+}
