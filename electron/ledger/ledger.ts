@@ -120,6 +120,21 @@ export interface LedgerReader {
  * The ledger of record of one runs folder: `<folder>/.proofloop/ledger.db`.
  * Appends are one BEGIN IMMEDIATE transaction each (or per batch) that assigns seq and chain.
  */
+/**
+ * The first and last times of an append: of the events that have one. An imported record without
+ * a time (`at` '') leaves the run's times as they were (null: no change).
+ */
+function timesOf(events: readonly { at: string }[]): { at: string | null; first_at: string | null } {
+  let first: string | null = null;
+  let last: string | null = null;
+  for (const e of events) {
+    if (e.at === '') continue;
+    first ??= e.at;
+    last = e.at;
+  }
+  return { at: last, first_at: first };
+}
+
 export class Ledger implements LedgerReader {
   readonly db: Db;
   private readonly listeners = new Set<AppendListener>();
@@ -157,7 +172,7 @@ export class Ledger implements LedgerReader {
       runNo: db.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck(),
       format: db.prepare('SELECT format FROM runs WHERE run_no = ?').pluck(),
       updateHead: db.prepare(
-        `UPDATE runs SET head_seq = @seq, head_hash = @hash, last_at = @at, event_count = event_count + @n,
+        `UPDATE runs SET head_seq = @seq, head_hash = @hash, last_at = COALESCE(@at, last_at), event_count = event_count + @n,
            first_at = COALESCE(first_at, @first_at), status = COALESCE(@status, status),
            task_id = COALESCE(@task_id, task_id), variant = COALESCE(@variant, variant)
          WHERE run_no = @run_no`,
@@ -435,8 +450,7 @@ export class Ledger implements LedgerReader {
       run_no: runNo,
       seq: last.seq,
       hash: last.hash,
-      at: last.at,
-      first_at: events[0]!.at,
+      ...timesOf(events),
       n: events.length,
       ...runFacts(events),
     });
@@ -571,8 +585,7 @@ export class Ledger implements LedgerReader {
       run_no: head.run_no,
       seq: last.seq,
       hash: last.hash,
-      at: last.at,
-      first_at: events[0]!.at,
+      ...timesOf(events),
       n: events.length,
       ...facts,
     });

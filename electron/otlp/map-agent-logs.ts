@@ -1,3 +1,4 @@
+import { harnessDecision } from '../../shared/formats/decision';
 import type { OtlpLog } from './types';
 import {
   first,
@@ -14,7 +15,8 @@ import {
 /**
  * The log events Claude Code (`claude_code.*`) and Codex (`codex.*`) export: the only place the
  * harness says what it allowed or refused. `tool_decision` becomes action_allowed / action_denied
- * naming who decided (config, user, hook), `tool_result` becomes tool_returned; the others
+ * naming who decided (config, user, hook), read by the same function as a transcript's decision
+ * (shared/formats/decision.ts), `tool_result` becomes tool_returned; the others
  * (user_prompt, api_request, api_error, sse_event, conversation_starts, …) are events of their own
  * kind, `claude_code_api_request` and so on, with their attributes.
  *
@@ -24,33 +26,28 @@ import {
  */
 
 const FAMILY = /^(claude_code|codex)\.([a-z0-9_.]+)$/;
-const ALLOWED = new Set([
-  'accept',
-  'accepted',
-  'allow',
-  'allowed',
-  'approved',
-  'approved_for_session',
-  'approve',
-]);
 
+/**
+ * The event a record is. Its own name first; then its `event.name` attribute, which is where
+ * Codex 0.169 says it (the record's name is its call site, `event otel/src/events/
+ * session_telemetry.rs:1225`) and where Claude Code puts the bare name (`tool_decision`, its
+ * scope saying whose it is); then its body.
+ */
 function eventOf(l: OtlpLog): { family: string; op: string } | null {
-  const names = [l.eventName, typeof l.body === 'string' ? l.body : ''];
+  const attr = l.attributes['event.name'];
+  const named = typeof attr === 'string' ? attr : '';
+  const names = [l.eventName, named, typeof l.body === 'string' ? l.body : ''];
   for (const n of names) {
     const m = FAMILY.exec(n);
     if (m) return { family: m[1]!, op: m[2]! };
   }
-  // Claude Code's `event.name` attribute is the bare name; its scope says whose it is.
-  if (/claude_code/.test(l.scope.name) && l.eventName) return { family: 'claude_code', op: l.eventName };
+  const bare = FAMILY.test(l.eventName) || /\s|\//.test(l.eventName) || !l.eventName ? named : l.eventName;
+  if (/claude_code/.test(l.scope.name) && bare) return { family: 'claude_code', op: bare };
   return null;
 }
 
-/** Who decided: Claude Code says config, hook, user_permanent, user_temporary, user_reject…; Codex config or user. */
-function decidedBy(source: string | undefined): string {
-  if (!source) return 'unknown';
-  if (source.startsWith('user')) return 'user';
-  return source;
-}
+/** The record's time; Codex writes timeUnixNano 0 and only the observed time. */
+const timeOf = (l: OtlpLog): string | undefined => isoOf(l.timeNs) ?? isoOf(l.observedNs);
 
 function callIdOf(l: OtlpLog): string | undefined {
   return first(l.attributes, ['tool_use_id', 'call_id', 'tool_call_id', 'gen_ai.tool.call.id']);
@@ -59,8 +56,6 @@ function callIdOf(l: OtlpLog): string | undefined {
 function decision(l: OtlpLog, family: string, st: RunMapState): MappedItem {
   const a = l.attributes;
   const tool = str(a, 'tool_name') ?? str(a, 'tool') ?? 'tool';
-  const value = (str(a, 'decision') ?? '').toLowerCase();
-  const source = str(a, 'source') ?? str(a, 'decision_source');
   let callId = callIdOf(l);
   if (!callId) {
     callId = `${tool}#${++st.decisions}`;
@@ -68,26 +63,14 @@ function decision(l: OtlpLog, family: string, st: RunMapState): MappedItem {
     q.push(callId);
     st.pending.set(tool, q.slice(-1000));
   }
-  const base = {
-    call_id: callId,
-    tool,
-    decision: value || null,
-    decided_by: decidedBy(source),
-    source: source ?? null,
+  const d = harnessDecision({
     harness: family,
-  };
-  const at = isoOf(l.timeNs) ?? isoOf(l.observedNs);
-  if (ALLOWED.has(value))
-    return { kind: 'action_allowed', at, payload: { rule: `${family}.${source ?? 'unknown'}`, ...base } };
-  return {
-    kind: 'action_denied',
-    at,
-    payload: {
-      rule: `${family}.${source ?? 'unknown'}`,
-      reason: `${value || 'denied'} by ${decidedBy(source)}`,
-      ...base,
-    },
-  };
+    call_id: callId,
+    decision: str(a, 'decision')?.toLowerCase() ?? null,
+    source: str(a, 'source') ?? str(a, 'decision_source') ?? null,
+    tool,
+  });
+  return { kind: d.kind, at: timeOf(l), payload: d.payload };
 }
 
 function result(l: OtlpLog, family: string, st: RunMapState): MappedItem {
@@ -100,7 +83,7 @@ function result(l: OtlpLog, family: string, st: RunMapState): MappedItem {
   const ms = Number(a.duration_ms);
   return {
     kind: 'tool_returned',
-    at: isoOf(l.timeNs) ?? isoOf(l.observedNs),
+    at: timeOf(l),
     payload: {
       call_id: callId,
       tool,
@@ -127,7 +110,7 @@ export const agentLogs: LogMapper = {
     return [
       {
         kind: kindName(`${e.family}_${e.op}`, 'agent_log_event'),
-        at: isoOf(l.timeNs) ?? isoOf(l.observedNs),
+        at: timeOf(l),
         payload: { event: `${e.family}.${e.op}`, ...l.attributes },
       },
     ];

@@ -17,12 +17,30 @@ import { BoundedMap } from '../bounded-map';
  * append failed did when this ran in the receiver's thread.
  *
  * A run per conversation (`gen_ai.conversation.id`, `session.id` — Claude Code's —,
- * `conversation.id` — Codex's —, on the record or its resource), else per trace. A trace that named
+ * `conversation.id` and `thread_id` — Codex's —, on the record or its resource), else per trace. A trace that named
  * its conversation once keeps joining it, so a child span without the id lands beside its parent,
  * late or out of order.
  */
 
-const CONVERSATION_KEYS = ['gen_ai.conversation.id', 'session.id', 'conversation.id', 'gen_ai.session.id'];
+const CONVERSATION_KEYS = [
+  'gen_ai.conversation.id',
+  'session.id',
+  'conversation.id',
+  'gen_ai.session.id',
+  // Codex 0.169's spans of a thread (its conversation): `thread.id` there is the OS thread's.
+  'thread_id',
+];
+
+/**
+ * Codex exports its process's own spans (auth, config reads, startup) as traces of their own, with
+ * no id of the thread they serve; an `exec` process serves one thread and exports its own requests.
+ * So a Codex request's records that name no conversation, of traces that named none, join the one
+ * conversation the rest of that request names (none or several: they keep their trace's run).
+ */
+const joinsRequestConversation = (resource: Attrs): boolean => {
+  const service = resource['service.name'];
+  return typeof service === 'string' && service.startsWith('codex');
+};
 
 export type RecordOf = { kind: 'span'; r: OtlpSpan } | { kind: 'log'; r: OtlpLog };
 
@@ -100,14 +118,17 @@ export class RunKeys {
    * its parent joins the parent's conversation whichever comes first.
    */
   prepare(records: readonly RecordOf[]): PreparedPart[] {
+    // The one conversation this request names (null: several).
+    let only: string | null | undefined;
     for (const rec of records) {
       const trace = rec.r.traceId;
       const conv = conversationOf(rec.r.attributes, rec.r.resource);
       if (trace && conv) this.rememberTrace(trace, conv);
+      if (conv) only = only === undefined || only === conv ? conv : null;
     }
     const byKey = new Map<string, RecordOf[]>();
     for (const rec of records) {
-      const key = this.keyOf(rec);
+      const key = this.keyOf(rec, only ?? undefined);
       const g = byKey.get(key);
       if (g) g.push(rec);
       else byKey.set(key, [rec]);
@@ -186,12 +207,14 @@ export class RunKeys {
    * no conversation (a sender that sets it on the root span only, which ends last), that trace
    * keeps its own run and the conversation is bound to it from then on.
    */
-  private keyOf(rec: RecordOf): string {
+  private keyOf(rec: RecordOf, requestConversation: string | undefined): string {
     const r = rec.r;
     const trace = r.traceId;
-    const conv =
-      conversationOf(r.attributes, r.resource) ?? (trace ? this.traceConversation.get(trace) : undefined);
     const byTrace = trace ? this.traceHome.get(trace) : undefined;
+    const conv =
+      conversationOf(r.attributes, r.resource) ??
+      (trace ? this.traceConversation.get(trace) : undefined) ??
+      (!byTrace && joinsRequestConversation(r.resource) ? requestConversation : undefined);
     if (byTrace) {
       if (conv && !this.convHome.has(conv)) this.convHome.set(conv, byTrace);
       return byTrace;

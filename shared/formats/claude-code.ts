@@ -7,6 +7,7 @@
  * message's usage (output_tokens growing as it streams). So no single event carries `tokens`;
  * each carries `usage_key` (message.id) and `usage`, and usageByMessage() counts once per key.
  */
+import { harnessDecision } from './decision';
 import type { FormatView, Interpreted } from './types';
 import type { SourceRef } from './source-ref';
 
@@ -89,6 +90,36 @@ export function editPatch(tool: string, input: Obj): string | null {
   return null;
 }
 
+/** A background task's end as Claude Code tells the parent: a user line `<task-notification>…`. */
+export interface TaskNotification {
+  toolUseId: string | null;
+  taskId: string | null;
+  status: string | null;
+  summary: string | null;
+}
+
+const tag = (text: string, name: string): string | null => {
+  const m = new RegExp(`<${name}>([^<]*)</${name}>`).exec(text);
+  return m ? m[1]!.trim() : null;
+};
+
+/** The notification a user message's content is (2.1.3xx background agents), else null. */
+export function taskNotification(content: unknown): TaskNotification | null {
+  const text =
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content) && content.length === 1 && isObj(content[0])
+        ? (str(content[0].text) ?? '')
+        : '';
+  if (!text.trimStart().startsWith('<task-notification>')) return null;
+  return {
+    toolUseId: tag(text, 'tool-use-id'),
+    taskId: tag(text, 'task-id'),
+    status: tag(text, 'status'),
+    summary: tag(text, 'summary'),
+  };
+}
+
 function usageFields(p: Obj): Obj {
   const msg = isObj(p.message) ? p.message : {};
   const id = str(msg.id);
@@ -152,7 +183,40 @@ function interpret(kind: string, p: Obj, source: SourceRef | undefined): Interpr
       };
       const agent = str(ro?.agentId);
       if (agent !== null) out.agent_id = agent;
+      // A background agent's call returns at once; the agent ends later (subagent_ended).
+      if (ro?.status === 'async_launched' || ro?.isAsync === true) out.async_launched = true;
       return { payload: out, inferred };
+    }
+    case 'action_allowed':
+    case 'action_denied': {
+      const d = isObj(p.permissionDecision) ? p.permissionDecision : {};
+      const denied = kind === 'action_denied';
+      const out = harnessDecision({
+        harness: 'claude_code',
+        call_id: str(b?.tool_use_id) ?? '',
+        decision: str(d.decision),
+        source: str(d.source),
+        // What the model was told of a denial is its reason (a hook's message, say).
+        reason: denied && b?.is_error === true ? clip(textOf(b.content)) : null,
+        reason_type: str(d.reasonType),
+      }).payload;
+      const extra: Obj = {};
+      if (typeof p.toolDenialKind === 'string') extra.denial_kind = p.toolDenialKind;
+      if (typeof d.reasonCode === 'string') extra.reason_code = d.reasonCode;
+      return { payload: { ...out, ...extra, ...side }, inferred: [] };
+    }
+    case 'subagent_ended': {
+      const n = taskNotification(msg.content);
+      return {
+        payload: {
+          call_id: n?.toolUseId ?? '',
+          agent_id: n?.taskId ?? null,
+          status: n?.status ?? null,
+          summary: n?.summary ?? null,
+          ...side,
+        },
+        inferred: [],
+      };
     }
     case 'user_prompted': {
       const content = b ? (b.type === 'image' ? '[image]' : (str(b.text) ?? '')) : textOf(msg.content);

@@ -9,6 +9,7 @@
  * total (`tokens_total`), never a sum of events.
  */
 import { patchOf, patchSections } from './codex-patch';
+import { harnessDecision } from './decision';
 import type { FormatView, Interpreted } from './types';
 import type { SourceRef } from './source-ref';
 
@@ -80,6 +81,28 @@ function outcome(output: unknown): { status: string | null; duration_ms: number 
   };
 }
 
+/**
+ * The refusal a call's output is, when Codex refused to run it (0.169: `exec_command failed:
+ * CreateProcess { message: "Rejected(\"`…` rejected: policy forbids commands starting with …\")" }`;
+ * older versions `exec command rejected by user`). Null: the call ran.
+ */
+export function rejectionOf(output: unknown): string | null {
+  const text =
+    typeof output === 'string'
+      ? output
+      : isObj(output) && typeof output.output === 'string'
+        ? output.output
+        : '';
+  if (text.length > 4096) return null;
+  // Only Codex's own wording, at the start of the output: a command's output may say "rejected".
+  if (/^exec_command failed: CreateProcess \{ message: "Rejected\(/.test(text)) {
+    const m = /rejected: ([^"\\]+)/.exec(text);
+    return m ? m[1]!.trim() : 'rejected';
+  }
+  const old = /^(exec command rejected[^\n]*)/i.exec(text);
+  return old ? old[1]!.trim() : null;
+}
+
 function interpret(kind: string, line: Obj, source: SourceRef | undefined, runId: string): Interpreted {
   const it = itemOf(line);
   switch (kind) {
@@ -133,6 +156,21 @@ function interpret(kind: string, line: Obj, source: SourceRef | undefined, runId
           excerpt: clip(o.text),
         },
         inferred,
+      };
+    }
+    case 'action_denied': {
+      const why = rejectionOf(it.output) ?? '';
+      const user = /by user/i.test(why);
+      return {
+        payload: harnessDecision({
+          harness: 'codex',
+          call_id: str(it.call_id) ?? '',
+          decision: 'denied',
+          // Codex's telemetry names an exec policy's refusal `Config`, the user's `User`.
+          source: user ? 'User' : 'Config',
+          reason: why,
+        }).payload,
+        inferred: ['decided_by'],
       };
     }
     case 'file_changed': {

@@ -10,7 +10,7 @@ import { STATE_CAPS, type FoldEvent, type RunState } from './types';
  * Stamped on every stored snapshot. Bump it whenever evolve, the state's shape or STATE_CAPS change:
  * snapshots of another version are ignored (and may be deleted), so no stale cache answers.
  */
-export const PROJECTION_VERSION = 'state-4';
+export const PROJECTION_VERSION = 'state-5';
 
 /** The state before any event of a run. */
 export function initialState(runId: string): RunState {
@@ -54,7 +54,8 @@ export function evolve(state: RunState, event: FoldEvent): RunState {
   const s: Draft = {
     ...state,
     seq: event.seq,
-    last_at: typeof event.at === 'string' ? event.at : state.last_at,
+    // A record without a time (Claude Code's api-request-blob, say) does not blank the last one.
+    last_at: typeof event.at === 'string' && event.at !== '' ? event.at : state.last_at,
   };
   s.counts = bump(state.counts, event.kind, state, isKnownKind(event.kind));
 
@@ -93,14 +94,14 @@ export function evolve(state: RunState, event: FoldEvent): RunState {
 
   const session = isSessionFormat(event.fmt);
   if (session && s.status === 'empty') {
-    // A session begins with its first record.
+    // A session begins with its first record (a Codex rollout's is its run_started: folded as one).
+    if (kind === 'run_started') return fold(s, event, kind, p);
     s.status = 'running';
     if (s.started_at === null && typeof event.at === 'string') {
       const ms = Date.parse(event.at);
       s.started_at = event.at;
       s.started_ms = Number.isFinite(ms) ? ms : null;
     }
-    if (kind === 'run_started') return fold(s, event, kind, p);
   } else if (session && kind === 'run_started') {
     return s; // a resumed session's header: counted, not a restart
   }

@@ -90,26 +90,44 @@ export function fold(s: Draft, e: FoldEvent, kind: KnownKind, p: Record<string, 
       const callId = str(p.call_id) ?? '';
       const rule = str(p.rule) ?? '';
       const reason = clipOrNull(p.reason);
+      // ProofLoop's host names no decider: it is the decider.
+      const by = str(p.decided_by) ?? (e.fmt === undefined || e.fmt === 'proofloop' ? 'proofloop' : null);
       const i = callFor(s, e, callId);
       let tool: string | null = null;
+      let counted = true;
       if (i >= 0) {
         const c = s.calls.items[i]!;
         tool = c.tool;
-        if (c.decision) {
+        const d = c.decision;
+        if (d && d.allowed !== allowed) {
+          // Two sources (a transcript and telemetry, the harness and ProofLoop's host) disagree.
+          note(
+            s,
+            e,
+            'decision_conflict',
+            `call ${callId} ${allowed ? 'allowed' : 'denied'} by ${rule}, but ${d.allowed ? 'allowed' : 'denied'} by ${d.rule} at seq ${d.seq}`,
+          );
+        } else if (d && d.rule === rule) {
           note(
             s,
             e,
             'decided_twice',
-            `call ${callId} was already ${c.decision.allowed ? 'allowed' : 'denied'} at seq ${c.decision.seq}`,
+            `call ${callId} was already ${d.allowed ? 'allowed' : 'denied'} at seq ${d.seq}`,
           );
+        } else if (d) {
+          // Another source saying the same: the call's decision stays the first, naming both.
+          counted = false;
+          replaceCall(s, i, { ...c, decision: { ...d, also: [...d.also, rule].slice(-4) } });
         }
-        const status = allowed ? (c.status === 'proposed' ? 'allowed' : c.status) : 'denied';
-        replaceCall(s, i, { ...c, status, decision: { allowed, rule, reason, seq: e.seq } });
+        if (counted || !d) {
+          const status = allowed ? (c.status === 'proposed' ? 'allowed' : c.status) : 'denied';
+          replaceCall(s, i, { ...c, status, decision: { allowed, rule, reason, seq: e.seq, by, also: [] } });
+        }
       }
-      if (!allowed) {
+      if (!allowed && counted) {
         s.denials = push(
           s.denials,
-          { seq: e.seq, call_id: callId, tool, rule, reason: reason ?? '' },
+          { seq: e.seq, call_id: callId, tool, rule, reason: reason ?? '', by },
           STATE_CAPS.denials,
         );
       }

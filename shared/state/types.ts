@@ -49,7 +49,18 @@ export interface CallRecord {
   status: CallStatus;
   proposed_seq: number | null;
   tokens: number | null;
-  decision: { allowed: boolean; rule: string; reason: string | null; seq: number } | null;
+  /**
+   * The call's decision: the first one folded; `by` who decided (config, hook, user, proofloop…,
+   * shared/formats/decision.ts), `also` the rules of later sources that said the same.
+   */
+  decision: {
+    allowed: boolean;
+    rule: string;
+    reason: string | null;
+    seq: number;
+    by: string | null;
+    also: string[];
+  } | null;
   invoked_seq: number | null;
   result: {
     status: string;
@@ -86,6 +97,8 @@ export interface Denial {
   tool: string | null;
   rule: string;
   reason: string;
+  /** Who decided (config, hook, user, proofloop…), where the event says. */
+  by: string | null;
 }
 
 export interface ErrorRecord {
@@ -119,6 +132,7 @@ export type NoteCode =
   | 'unknown_call'
   | 'duplicate_call'
   | 'decided_twice'
+  | 'decision_conflict'
   | 'invoked_without_allow'
   | 'result_without_invoke'
   | 'result_twice'

@@ -252,14 +252,44 @@ describe('the run state', () => {
     expect(s.budget.over).toEqual(['steps']);
     const [c1, c2] = s.calls.items;
     expect(c1).toMatchObject({ call_id: 'c1', n: 1, status: 'returned', duration_ms: 12, invoked_seq: 4 });
-    expect(c1!.decision).toEqual({ allowed: true, rule: 'allow-read', reason: null, seq: 3 });
+    expect(c1!.decision).toEqual({
+      allowed: true,
+      rule: 'allow-read',
+      reason: null,
+      seq: 3,
+      by: 'proofloop',
+      also: [],
+    });
     expect(c2).toMatchObject({ status: 'denied', decision: { allowed: false, rule: 'deny-shell' } });
     expect(s.denials.items).toEqual([
-      { seq: 7, call_id: 'c2', tool: 'shell', rule: 'deny-shell', reason: 'not allowed' },
+      { seq: 7, call_id: 'c2', tool: 'shell', rule: 'deny-shell', reason: 'not allowed', by: 'proofloop' },
     ]);
     expect(s.verdicts.last).toMatchObject({ passed: false, tests_failed: 2 });
     expect(s.counts).toMatchObject({ run_started: 1, model_proposed: 2, run_failed: 1 });
     expect(s.notes.total).toBe(0);
+  });
+
+  it('one decision from two sources: the same is noted once with both rules, a different one is a finding', () => {
+    const s = foldEvents(RUN, [
+      start,
+      ev(2, 'model_proposed', { call_id: 'a', tool: 'Bash', args: { command: 'ls' } }),
+      ev(3, 'action_allowed', { call_id: 'a', rule: 'claude_code.config', decided_by: 'config' }),
+      ev(4, 'action_allowed', { call_id: 'a', rule: 'proofloop.policy' }),
+      ev(5, 'model_proposed', { call_id: 'b', tool: 'Bash', args: { command: 'rm -rf build' } }),
+      ev(6, 'action_denied', { call_id: 'b', rule: 'claude_code.hook', reason: 'no', decided_by: 'hook' }),
+      ev(7, 'action_allowed', { call_id: 'b', rule: 'proofloop.policy' }),
+      ev(8, 'action_denied', { call_id: 'b', rule: 'claude_code.hook', reason: 'no', decided_by: 'hook' }),
+    ]);
+    const [a, b] = s.calls.items;
+    expect(a!.decision).toMatchObject({ allowed: true, by: 'config', seq: 3, also: ['proofloop.policy'] });
+    expect(b!.decision).toMatchObject({ allowed: false, by: 'hook', seq: 8 });
+    expect(s.notes.items.map((n) => [n.seq, n.code])).toEqual([
+      [7, 'decision_conflict'],
+      [8, 'decision_conflict'],
+    ]);
+    expect(s.notes.items[0]!.message).toBe(
+      'call b allowed by proofloop.policy, but denied by claude_code.hook at seq 6',
+    );
   });
 
   it('keeps and notes contradicting events instead of throwing', () => {

@@ -8,7 +8,10 @@
  *                    file_changed, same part), any other block type → cc_block_<type>
  *   user             a prompt (string content, text or image blocks) → user_prompted,
  *                    tool_result block → tool_returned, any other block → cc_block_<type>,
- *                    isCompactSummary → context_updated (one event for the line)
+ *                    isCompactSummary → context_updated (one event for the line),
+ *                    a `<task-notification>` (a background subagent's end) → subagent_ended;
+ *                    a tool_result line's `permissionDecision` (2.1.3xx) → action_allowed /
+ *                    action_denied, before that block's tool_returned
  *   system           subtype compact_boundary → context_updated, any other → cc_system
  *   summary          → context_updated
  *   any other type   → cc_<type> (cc_file_history_snapshot, cc_queue_operation, cc_last_prompt,
@@ -20,6 +23,8 @@
  * a result paired with its call (tool_use_id), a subagent with the Task / Agent call that started
  * it (agentId in the result's toolUseResult and in progress lines, parentToolUseID).
  */
+import { allows } from '../../../shared/formats/decision';
+import { taskNotification } from '../../../shared/formats/claude-code';
 import { kindPart } from './names';
 import type { FormatAdapter, Json, MappedEvent, SourceRef } from './types';
 
@@ -102,13 +107,22 @@ function blockEvents(
     } else if (type === 'tool_result' && isObj(b)) {
       const id = str(b.tool_use_id);
       if (id !== null && id !== '') partIds.tool_use_id = id;
-      kinds = ['tool_returned'];
+      // The harness's decision on the call (2.1.3xx) comes before what the call returned.
+      const decision = decisionOf(r);
+      kinds = decision === null ? ['tool_returned'] : [decision, 'tool_returned'];
     } else if (role === 'user' && (type === 'text' || type === 'image')) kinds = ['user_prompted'];
     else kinds = [`cc_block_${kindPart(type ?? 'unnamed', 55)}`];
     const source: SourceRef = { part, ids: partIds };
     for (const kind of kinds) out.push({ kind, at: time, payload: r, source });
   }
   return out;
+}
+
+/** The kind of the decision a tool result line carries (`permissionDecision`), if it carries one. */
+function decisionOf(r: Obj): 'action_allowed' | 'action_denied' | null {
+  const d = r.permissionDecision;
+  if (!isObj(d)) return null;
+  return allows(str(d.decision) ?? '') ? 'action_allowed' : 'action_denied';
 }
 
 function mapRecord(r: Obj): MappedEvent[] {
@@ -128,6 +142,13 @@ function mapRecord(r: Obj): MappedEvent[] {
     case 'user': {
       if (r.isCompactSummary === true) return whole('context_updated');
       const content = msg?.content;
+      const note = taskNotification(content);
+      if (note !== null) {
+        const noteIds = { ...ids };
+        if (note.toolUseId !== null) noteIds.tool_use_id = note.toolUseId;
+        if (note.taskId !== null) noteIds.task_id = note.taskId;
+        return [{ kind: 'subagent_ended', at: time, payload: r, source: { ids: noteIds } }];
+      }
       if (Array.isArray(content) && content.length > 0) return blockEvents(r, 'user', content, time, ids);
       return whole('user_prompted');
     }

@@ -14,7 +14,9 @@
  *   response_item function_call, custom_tool_call, local_shell_call, tool_search_call
  *                                                 → model_proposed; an apply_patch call is also one
  *                                                   file_changed per file it names (source.part i)
- *   response_item *_output                        → tool_returned
+ *   response_item *_output                        → tool_returned (one that its exec policy rejected:
+ *                                                   action_denied first); an output with no call_id
+ *                                                   (0.169's goal_objective) → codex_item_<type>
  *   response_item of another type                 → codex_item_<type> (web_search_call, ghost_snapshot…)
  *   event_msg context_compacted                   → context_updated
  *   event_msg of another type                     → codex_event_<type> (token_count,
@@ -24,6 +26,7 @@
  *   any other line type                           → codex_<type>; a line without one → codex_record
  * Pairing a result with its call (call_id) and a line with its turn (turn_id) is done on read.
  */
+import { rejectionOf } from '../../../shared/formats/codex';
 import { patchFiles, patchOf } from '../../../shared/formats/codex-patch';
 import { kindPart } from './names';
 import type { FormatAdapter, Json, MappedEvent } from './types';
@@ -70,7 +73,12 @@ function itemKinds(item: Obj): string[] {
   }
   if (type === 'reasoning') return ['model_reasoned'];
   if (type !== null && CALLS.has(type)) return ['model_proposed'];
-  if (type !== null && OUTPUTS.has(type)) return ['tool_returned'];
+  if (type !== null && OUTPUTS.has(type)) {
+    // An output of no call (0.169's `goal_objective` after create_goal) is no call's result.
+    if (str(item.call_id) === null) return [`codex_item_${kindPart(type, 53)}`];
+    // A call Codex's exec policy refused: its output is the refusal, the decision comes first.
+    return rejectionOf(item.output) !== null ? ['action_denied', 'tool_returned'] : ['tool_returned'];
+  }
   return [`codex_item_${kindPart(type ?? 'unnamed', 53)}`];
 }
 

@@ -122,7 +122,8 @@ const SUBAGENT_TOOLS: ReadonlySet<string> = new Set(['Task', 'Agent']);
 
 /**
  * Where a subagent began (the Task call) and ended (its result, which names the agent and links
- * to the subagent's own run), so the parent's timeline shows them without the conversation view.
+ * to the subagent's own run; for a background agent, the notification of its end), so the parent's
+ * timeline shows them without the conversation view.
  */
 function SubagentMark({ ev }: { ev: StoredEvent }) {
   const p = ev.payload;
@@ -132,7 +133,18 @@ function SubagentMark({ ev }: { ev: StoredEvent }) {
         subagent begins
       </span>
     );
-  if (ev.kind === 'tool_returned' && typeof p.agent_id === 'string')
+  // A background agent's call returns at once ("Async agent launched"); it ends at its notification.
+  if (ev.kind === 'tool_returned' && typeof p.agent_id === 'string' && p.async_launched === true)
+    return (
+      <span
+        className="chip conv-subagent"
+        data-testid="subagent-launched"
+        title="the subagent runs in the background"
+      >
+        subagent runs in the background
+      </span>
+    );
+  if ((ev.kind === 'tool_returned' || ev.kind === 'subagent_ended') && typeof p.agent_id === 'string')
     return (
       <span data-testid="subagent-end">
         <SubagentLink agentId={p.agent_id} label={`subagent agent-${p.agent_id} ended`} />

@@ -1,0 +1,261 @@
+import { cpSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { homeForFile } from './helpers/tmp';
+import { readZip } from './bundle.helpers';
+import { Ledger, type StoredEvent } from '../../electron/ledger';
+import { ingestFolder, verifyFile } from '../../electron/ingest';
+import { stateAt } from '../../electron/state';
+import { exportBundle } from '../../electron/bundle/export';
+import { ProofloopService } from '../../electron/service/service';
+import { startOtlpReceiver, type OtlpReceiver } from '../../electron/otlp';
+import { interpret } from '../../shared/formats';
+
+/**
+ * Issue 28 on what Claude Code 2.1.328 and Codex 0.169.0 wrote here (test/fixtures/otlp/agents/
+ * manifest.json, made by `npm run fixtures:agents`): through the real importer and the real OTLP
+ * receiver, each session's lines are all accounted for, every call has its result and its decision,
+ * the transcript's decisions and the telemetry's agree, one session is one run, the untouched files
+ * verify, and the planted credential is in neither the ledger nor a bundle.
+ */
+const FIX = path.join(__dirname, '../fixtures');
+const tmpOf = homeForFile('pl-agent-fixtures-');
+
+interface Session {
+  session: string;
+  subagents?: string[];
+  otlp: string[];
+}
+const manifest = JSON.parse(readFileSync(path.join(FIX, 'otlp/agents/manifest.json'), 'utf8')) as {
+  planted: string;
+  sessions: Record<string, Session>;
+};
+const SESSIONS = Object.entries(manifest.sessions);
+const harnessOf = (name: string) => (name.startsWith('claude') ? 'claude_code' : 'codex');
+const idOf = (e: StoredEvent) => e.source?.ids?.tool_use_id ?? e.source?.ids?.call_id ?? '';
+const jsonl = (s: Session) => [s.session, ...(s.subagents ?? []).filter((f) => f.endsWith('.jsonl'))];
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
+}
+
+/** A decision as both sources must agree on it. */
+interface Said {
+  allowed: boolean;
+  by: unknown;
+  rule: unknown;
+}
+const said = (kind: string, p: Record<string, unknown>): Said => ({
+  allowed: kind === 'action_allowed',
+  by: p.decided_by,
+  rule: p.rule,
+});
+
+describe('sessions the pinned CLIs wrote, through the importer', () => {
+  let folder: string;
+  let l: Ledger;
+  beforeAll(async () => {
+    folder = path.join(tmpOf(), 'agents');
+    for (const [, s] of SESSIONS)
+      for (const f of [s.session, ...(s.subagents ?? [])])
+        cpSync(path.join(FIX, f), path.join(folder, f), { recursive: true });
+    l = Ledger.open(folder);
+    await ingestFolder(l);
+  });
+  afterAll(() => l?.close());
+
+  const runOf = (file: string) => l.runs().find((r) => r.origin === file)!;
+  const v1 = (e: StoredEvent, fmt: string) =>
+    interpret(fmt, e.kind, e.payload, { seq: e.seq, run_id: e.run_id, source: e.source ?? null })?.payload ??
+    e.payload;
+
+  it.each(SESSIONS)(
+    '%s: every line is an event of that line or a finding, and none is invalid',
+    (_name, s) => {
+      for (const file of jsonl(s)) {
+        const run = runOf(file);
+        expect(run, file).toBeDefined();
+        const events = l.read(run.run_id);
+        const lines = readFileSync(path.join(folder, file), 'utf8')
+          .split('\n')
+          .filter((x) => x !== '');
+        const findings = l.findings().filter((f) => f.file === file);
+        for (let n = 1; n <= lines.length; n++)
+          expect(
+            events.some((e) => e.source?.line === n) || findings.some((f) => f.line === n),
+            `${file}:${n}`,
+          ).toBe(true);
+        // Nothing is flagged: the CLIs wrote valid files.
+        expect(findings, file).toEqual([]);
+      }
+    },
+  );
+
+  it.each(SESSIONS)('%s: verify of the untouched files is ok', async (_name, s) => {
+    for (const file of jsonl(s)) {
+      const reports = await verifyFile(path.join(folder, file));
+      expect(reports.length, file).toBeGreaterThan(0);
+      for (const r of reports) expect(r.findings, file).toEqual([]);
+      expect(reports.every((r) => r.ok)).toBe(true);
+    }
+  });
+
+  it.each(SESSIONS)('%s: every call has its result and its decision in the state', (name, s) => {
+    let calls = 0;
+    for (const file of jsonl(s)) {
+      const run = runOf(file);
+      const { state } = stateAt(l, run.run_id, run.head_seq);
+      expect(state.notes.items, file).toEqual([]);
+      for (const c of state.calls.items) {
+        calls += 1;
+        expect(c.result, `${file}: ${c.call_id} has no result`).not.toBeNull();
+        // Codex writes no decision for a call that needs none (create_goal) nor, under
+        // approval_policy never, an allow: those come from its telemetry (below).
+        if (harnessOf(name) === 'codex' && !/rm -rf/.test(JSON.stringify(c.args))) continue;
+        expect(c.decision, `${file}: ${c.call_id} has no decision`).not.toBeNull();
+      }
+      // The last event's time is the last time the file has, whatever lines without one end it.
+      expect(run.last_at, file).toMatch(/^\d{4}-/);
+      expect(state.last_at, file).toBe(run.last_at);
+    }
+    expect(calls).toBeGreaterThanOrEqual(5);
+    // The denial: Claude Code's PreToolUse hook, Codex's exec policy (its config).
+    const denials = jsonl(s).flatMap((f) => {
+      const run = runOf(f);
+      return stateAt(l, run.run_id, run.head_seq).state.denials.items;
+    });
+    expect(denials.map((d) => [d.by, d.rule])).toEqual([
+      harnessOf(name) === 'codex' ? ['config', 'codex.config'] : ['hook', 'claude_code.hook'],
+    ]);
+  });
+
+  it('Claude Code: the background subagent ends at its notification, tied to its Agent call', () => {
+    for (const [name, s] of SESSIONS.filter(([n]) => n.startsWith('claude'))) {
+      const run = runOf(s.session);
+      const events = l.read(run.run_id);
+      const launched = events.find((e) => e.kind === 'tool_returned' && idOf(e) === 'toolu_fx_agent')!;
+      expect(v1(launched, run.format), name).toMatchObject({ async_launched: true });
+      const ended = events.filter((e) => e.kind === 'subagent_ended');
+      expect(ended.length, name).toBe(1);
+      expect(idOf(ended[0]!)).toBe('toolu_fx_agent');
+      expect(ended[0]!.seq).toBeGreaterThan(launched.seq);
+      const agentId = String(v1(launched, run.format).agent_id);
+      expect(v1(ended[0]!, run.format)).toMatchObject({
+        call_id: 'toolu_fx_agent',
+        agent_id: agentId,
+        status: 'completed',
+      });
+      // And the subagent's own file is the run the parent names.
+      expect(s.subagents!.some((f) => f.endsWith(`agent-${agentId}.jsonl`))).toBe(true);
+      // The notification is no prompt.
+      expect(events.filter((e) => e.kind === 'user_prompted').length, name).toBe(1);
+    }
+  });
+
+  it('no credential in the ledger, nor in a bundle of every run', async () => {
+    const secret = manifest.planted;
+    // The copies do carry it, so finding none later means something.
+    expect(filesUnder(folder).some((f) => readFileSync(f).includes(secret))).toBe(true);
+    for (const f of filesUnder(path.join(process.env.PROOFLOOP_HOME!)))
+      expect(readFileSync(f).includes(secret), f).toBe(false);
+    const out = path.join(tmpOf(), 'agents.zip');
+    await exportBundle(l, { runIds: l.runs().map((r) => r.run_id), out });
+    const entries = await readZip(out);
+    expect(entries.size).toBeGreaterThan(3);
+    for (const [name, bytes] of entries) expect(bytes.includes(secret), name).toBe(false);
+  });
+
+  describe('their telemetry, through the receiver', () => {
+    let svc: ProofloopService;
+    let rx: OtlpReceiver;
+    beforeAll(async () => {
+      svc = new ProofloopService();
+      mkdirSync(path.join(tmpOf(), 'otlp'));
+      await svc.openFolder(path.join(tmpOf(), 'otlp'));
+      rx = await startOtlpReceiver({ ledger: () => svc.ctx.ledger(), port: 0 });
+      for (const [, s] of SESSIONS)
+        for (const f of s.otlp) {
+          const res = await fetch(`${rx.endpoint}/v1/${/-(logs|traces|metrics)\./.exec(f)![1]}`, {
+            method: 'POST',
+            headers: {
+              'content-type': /\.json/.test(f) ? 'application/json' : 'application/x-protobuf',
+              ...(f.endsWith('.gz') ? { 'content-encoding': 'gzip' } : {}),
+            },
+            body: readFileSync(path.join(FIX, f)),
+          });
+          expect(res.status, f).toBe(200);
+        }
+    });
+    afterAll(async () => {
+      await rx?.close();
+      svc?.closeFolder();
+    });
+
+    it.each(SESSIONS)('%s: one run, whose decisions are the transcript’s', (name, s) => {
+      const ol = svc.ctx.ledger();
+      const sessionId = name.startsWith('claude')
+        ? path.basename(s.session, '.jsonl')
+        : /([0-9a-f-]{36})\.jsonl$/.exec(s.session)![1]!;
+      const runs = ol.runs().filter((r) => r.format === 'otlp' && r.run_id.includes(sessionId));
+      expect(runs.map((r) => r.run_id)).toEqual([`otlp-${sessionId}`]);
+      // Nothing of this session's telemetry went elsewhere: every other run is another session's.
+      const others = ol.runs().filter((r) => !SESSIONS.some(([, t]) => r.run_id.includes(idIn(t))));
+      expect(others.map((r) => r.run_id)).toEqual([]);
+
+      const fromTelemetry = new Map<string, Said>();
+      for (const e of ol.read(runs[0]!.run_id))
+        if (e.kind === 'action_allowed' || e.kind === 'action_denied')
+          fromTelemetry.set(String(e.payload.call_id), said(e.kind, e.payload));
+      const fromTranscript = new Map<string, Said>();
+      for (const file of jsonl(s)) {
+        const run = runOf(file);
+        for (const e of l.read(run.run_id))
+          if (e.kind === 'action_allowed' || e.kind === 'action_denied')
+            fromTranscript.set(idOf(e), said(e.kind, v1(e, run.format)));
+      }
+      expect(fromTelemetry.size).toBeGreaterThanOrEqual(3);
+      // Where both speak of a call they say the same thing.
+      let both = 0;
+      for (const [id, t] of fromTelemetry) {
+        const x = fromTranscript.get(id);
+        if (!x) continue;
+        both += 1;
+        expect(x, id).toEqual(t);
+      }
+      if (harnessOf(name) === 'claude_code') {
+        // Claude Code's transcript names a decision on every call, as its telemetry does.
+        expect(both).toBe(fromTelemetry.size);
+        expect([...fromTranscript.keys()].sort()).toEqual([...fromTelemetry.keys()].sort());
+      } else {
+        // Codex's telemetry has the allows, its rollout the exec policy's refusal: no call in both.
+        expect([...fromTranscript.keys()]).toEqual(['call_fx_rm']);
+        expect([...fromTelemetry.keys()].sort()).toEqual(['call_fx_echo', 'call_fx_env', 'call_fx_missing']);
+      }
+      // Every tool_result of the telemetry names a call of the transcript.
+      const calls = new Set(
+        jsonl(s).flatMap((f) =>
+          l
+            .read(runOf(f).run_id)
+            .filter((e) => e.kind === 'model_proposed')
+            .map(idOf),
+        ),
+      );
+      for (const e of ol.read(runs[0]!.run_id))
+        if (e.kind === 'tool_returned' && e.payload.harness)
+          expect(calls.has(String(e.payload.call_id))).toBe(true);
+    });
+
+    it('no credential in the receiver’s ledger', () => {
+      const dir = path.join(tmpOf(), 'otlp', '.proofloop');
+      for (const f of filesUnder(dir)) expect(readFileSync(f).includes(manifest.planted), f).toBe(false);
+    });
+  });
+});
+
+function idIn(s: Session): string {
+  return s.session.endsWith('.jsonl') && s.session.includes('/projects/')
+    ? path.basename(s.session, '.jsonl')
+    : /([0-9a-f-]{36})\.jsonl$/.exec(s.session)![1]!;
+}
