@@ -8,6 +8,7 @@ import { registerServeCommands } from './commands/serve';
 import { registerStateCommands } from './commands/state';
 import { registerRunnerCommands } from './commands/runner';
 import { registerOtlpCommands } from './commands/otlp';
+import { registerTeamCommands } from './commands/team';
 
 const VERSION = '0.1.0';
 
@@ -21,6 +22,10 @@ export function buildProgram(): Command {
     .option('--folder <dir>', 'runs folder (default: the current directory)')
     .option('--json', 'print machine-readable JSON instead of text')
     .option('--tasks <dir>', 'task catalog directory (default: the built-in tasks)')
+    .option(
+      '--ledger <url>',
+      'a team ledger on PostgreSQL (postgres://user@host/db; default: PROOFLOOP_LEDGER): runs, events, verify and state read it',
+    )
     .showHelpAfterError('(run `proofloop --help` for usage)')
     .exitOverride();
   const ctx = createCliContext(program);
@@ -30,6 +35,7 @@ export function buildProgram(): Command {
   registerStateCommands(program, ctx);
   registerRunnerCommands(program, ctx);
   registerOtlpCommands(program, ctx);
+  registerTeamCommands(program, ctx);
   program.addHelpText(
     'after',
     `

@@ -62,6 +62,11 @@ export interface EngineWriterOptions {
   create?: CreateRunOptions | false;
   /** PostgreSQL: how long the lease lasts without an append or a renewal (ms). */
   leaseMs?: number;
+  /**
+   * PostgreSQL, for tests: each append's transaction is held open this many ms (a function: it may
+   * differ per append) before it commits, as a slow client or network would hold it.
+   */
+  holdOpenMs?: () => number;
 }
 
 export interface EngineWriter {

@@ -6,6 +6,7 @@ import { EXIT } from '../context';
 import { intOption, oneLine, table } from '../format';
 import { verifyFile } from '../../ingest';
 import { openBundleCommand } from './bundle';
+import { teamEvents, teamRuns, teamSpec, teamVerify } from './team';
 import { appendLines } from '../append-lines';
 import { readArtifact } from '../../runner/artifacts';
 import { artifactsHomeOf } from '../../service/runner';
@@ -64,6 +65,8 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
     .command('runs')
     .description('list the runs of the folder')
     .action(async () => {
+      const team = teamSpec(program);
+      if (team) return teamRuns(ctx, team);
       const runs = await (await ctx.service()).invoke('runs.list', {});
       ctx.print(runs, () =>
         runs.length === 0
@@ -92,13 +95,15 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
     .option('--to <seq>', 'last seq', intOption('--to', 1))
     .option('--kind <kinds>', 'only these kinds (comma-separated)')
     .action(async (run: string, o: { from?: number; to?: number; kind?: string }) => {
-      const svc = await ctx.service({ run });
       const kinds = o.kind
         ? o.kind
             .split(',')
             .map((k) => k.trim())
             .filter(Boolean)
         : undefined;
+      const team = teamSpec(program);
+      if (team) return teamEvents(ctx, team, run, { from: o.from, to: o.to, kinds });
+      const svc = await ctx.service({ run });
       const ledger = svc.ctx.ledger();
       const info = await svc.invoke('run.get', { run_id: run });
       if (ctx.opts().json) {
@@ -144,6 +149,8 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
     .command('verify <target>')
     .description('verify a run of the ledger (by id) or a JSONL file: seq continuity and hash chain')
     .action(async (target: string) => {
+      const team = teamSpec(program);
+      if (team) return teamVerify(ctx, team, target);
       const asFile = path.resolve(target);
       if (existsSync(asFile) && statSync(asFile).isFile()) {
         printFindings(ctx, await verifyFile(asFile));

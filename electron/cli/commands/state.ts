@@ -4,6 +4,7 @@ import { changesAt, diffRunsParallel, stateAt } from '../../state';
 import type { Change, RunState } from '../../../shared/state';
 import type { DiffRow, RunDiff } from '../../../shared/diff';
 import { intOption, oneLine, table } from '../format';
+import { teamSpec, teamState } from './team';
 
 /** What these commands need from the CLI: the CliContext of electron/cli/context.ts fits. */
 export interface StateCliContext {
@@ -180,6 +181,8 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
       .requiredOption('--at <seq>', 'the seq (0 = before the first event)', intOption('--at'))
       .option('--full', 'fold from seq 1, ignoring snapshots'),
   ).action(async (run: string, o: { at: number; full?: boolean }, cmd: Command) => {
+    const team = teamSpec(program);
+    if (team) return teamState(team, run, o.at, (value, human) => print(cmd, value, human));
     const ledger = await ctx.ledger(run);
     const t0 = performance.now();
     const r = stateAt(ledger, run, o.at, { full: o.full ?? false });

@@ -148,7 +148,11 @@ export class PostgresEngine implements LedgerEngine {
     if (run.source !== 'executed') {
       throw new ProofloopError('read_only', `run ${runId} was ${run.source}: it is read-only`);
     }
-    return PgWriter.acquire(this, runId, { label: opts.label ?? null, leaseMs: opts.leaseMs ?? 15_000 });
+    return PgWriter.acquire(this, runId, {
+      label: opts.label ?? null,
+      leaseMs: opts.leaseMs ?? 15_000,
+      holdOpenMs: opts.holdOpenMs,
+    });
   }
 
   async runs(): Promise<RunRow[]> {

@@ -154,4 +154,27 @@ BEGIN
 END $$;
 `,
   },
+  {
+    version: 3,
+    name: 'no event past its run head',
+    // The deferred head check (migration 1) runs when a head moves; an event inserted without
+    // moving its head would slip past it. One check per INSERT statement over the rows it added
+    // (a transition table: per row it would cost a lookup an event), after the statement, which
+    // sees the head that the append's own statement moved.
+    sql: `
+CREATE FUNCTION proofloop_no_event_past_head() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE bad record;
+BEGIN
+  SELECT r.run_id, a.seq, r.head_seq INTO bad
+    FROM added a JOIN runs r USING (run_no) WHERE a.seq > r.head_seq LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'proofloop: run % event seq % is past its head seq %: events are added by moving the head', bad.run_id, bad.seq, bad.head_seq
+      USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER events_within_head AFTER INSERT ON events REFERENCING NEW TABLE AS added
+  FOR EACH STATEMENT EXECUTE FUNCTION proofloop_no_event_past_head();
+`,
+  },
 ];

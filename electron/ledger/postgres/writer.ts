@@ -8,7 +8,7 @@ import { runFacts } from '../run-facts';
 import { checkAfterEnd } from '../terminal';
 import type { EngineWriter } from '../engine';
 import type { StoredEvent } from '../types';
-import type { PostgresEngine } from './engine';
+import { asLedgerError, type PostgresEngine } from './engine';
 
 const HOST = hostname();
 
@@ -41,12 +41,13 @@ export class PgWriter implements EngineWriter {
     private headSeq: number,
     private headHash: string,
     private status: string,
+    private readonly holdOpenMs?: () => number,
   ) {}
 
   static async acquire(
     engine: PostgresEngine,
     runId: string,
-    opts: { label: string | null; leaseMs: number },
+    opts: { label: string | null; leaseMs: number; holdOpenMs?: () => number },
   ): Promise<PgWriter> {
     const r = await engine.q<{
       run_no: number;
@@ -72,6 +73,7 @@ export class PgWriter implements EngineWriter {
       row.head_seq,
       row.head_hex,
       row.status,
+      opts.holdOpenMs,
     );
     w.timer = setInterval(() => void w.renew(), Math.max(50, Math.floor(opts.leaseMs / 3)));
     w.timer.unref();
@@ -139,7 +141,7 @@ export class PgWriter implements EngineWriter {
     }
     const facts = runFacts(out);
     const last = out[out.length - 1]!;
-    const r = await this.engine.q(
+    const r = await this.run(
       `WITH h AS (
          UPDATE runs SET head_seq = $5, head_hash = decode($6, 'hex'), last_at = $7, first_at = COALESCE(first_at, $8),
            event_count = event_count + $9, status = COALESCE($10, status), task_id = COALESCE($11, task_id),
@@ -179,6 +181,27 @@ export class PgWriter implements EngineWriter {
     this.headHash = last.hash;
     if (facts.status) this.status = facts.status;
     return out;
+  }
+
+  /** The append's one statement: autocommitted, or (holdOpenMs) in a transaction held open that long. */
+  private async run(sql: string, params: unknown[]): Promise<{ rowCount: number | null }> {
+    if (!this.holdOpenMs) return this.engine.q(sql, params);
+    const client = await this.engine.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // The transaction's id is taken at its first write: take it now, so it is old when it commits.
+      await client.query('SELECT pg_current_xact_id()');
+      const ms = this.holdOpenMs();
+      const r = await client.query(sql, params);
+      await new Promise((res) => setTimeout(res, ms));
+      await client.query('COMMIT');
+      return r;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw asLedgerError(e, this.engine.location);
+    } finally {
+      client.release();
+    }
   }
 
   private async whyRefused(): Promise<string> {
