@@ -53,7 +53,7 @@ import path from 'node:path';
 import { structuredPatch } from 'diff';
 import { patchSections } from '../../../shared/formats/codex-patch';
 import { nodeBinary } from '../children';
-import { responses } from '../gateway/responses';
+import { failedOutput, frameless, responses } from '../gateway/responses';
 import type { SimIntent, SimTools } from '../gateway/sim-source';
 import type { HookCall, HookProtocol, PolicyProposal, RealAgent } from './types';
 
@@ -145,14 +145,6 @@ function rel(workspace: string, file: string): string {
 
 const str = (x: unknown): string => (typeof x === 'string' ? x : x === undefined ? '' : JSON.stringify(x));
 
-/** Codex reports a call as failed: blocked, a non-zero exit, a patch that did not apply. */
-function failedOutput(text: string): boolean {
-  if (/^(Command|Tool call) blocked by PreToolUse hook/.test(text)) return true;
-  const exit = /^(?:Process exited with code|Exit code:) (-?\d+)$/m.exec(text);
-  if (exit) return exit[1] !== '0';
-  return /^(apply_patch verification failed|Failed to apply patch|unsupported call)/m.test(text);
-}
-
 /**
  * A command line split into words when it is plain (no quoting, expansion, redirection or
  * chaining); null otherwise. Only plain commands are read as reads/lists/searches: anything a
@@ -228,15 +220,21 @@ const hook: HookProtocol = {
       throw new Error(`hook_event_name ${JSON.stringify(ev)} is not a tool hook`);
     if (typeof input.tool_use_id !== 'string' || typeof input.tool_name !== 'string')
       throw new Error('hook input has no tool_use_id / tool_name');
-    const output = ev === 'PostToolUse' ? str(input.tool_response) : undefined;
-    return {
+    const call: HookCall = {
       event: ev === 'PreToolUse' ? 'pre' : 'post',
       call_id: input.tool_use_id,
       tool: input.tool_name,
       input: isObj(input.tool_input) ? input.tool_input : {},
-      ...(output !== undefined ? { output, is_error: failedOutput(output) } : {}),
       session_id: typeof input.session_id === 'string' ? input.session_id : undefined,
     };
+    if (ev === 'PostToolUse') {
+      // apply_patch's response is framed like the model sees it (`Exit code`, `Wall time: 0.6
+      // seconds`): the wall time is the call's duration, not part of its result.
+      const raw = str(input.tool_response);
+      call.output = frameless(raw);
+      call.is_error = failedOutput(raw);
+    }
+    return call;
   },
 
   answer(call, d) {

@@ -138,7 +138,7 @@ function outputText(o: unknown): string {
 }
 
 /** Values a process sets in Codex's tool output frame (not the tool's result). */
-function frameless(s: string): string {
+export function frameless(s: string): string {
   return s
     .replace(/^Chunk ID: [0-9a-zA-Z]+$/gm, 'Chunk ID: <id>')
     .replace(/^Wall time: [0-9.]+ seconds$/gm, 'Wall time: <t>')
@@ -147,7 +147,7 @@ function frameless(s: string): string {
 }
 
 /** Whether Codex reports the call as failed: blocked by a hook, a non-zero exit, a patch error. */
-function failed(text: string): boolean {
+export function failedOutput(text: string): boolean {
   if (/^(Command|Tool call) blocked by PreToolUse hook/.test(text)) return true;
   const exit = /^(?:Process exited with code|Exit code:) (-?\d+)$/m.exec(text);
   if (exit) return exit[1] !== '0';
@@ -329,7 +329,7 @@ export const responses: Dialect = {
   toolResultOf(item): ToolResultIn[] {
     if (!isObj(item) || !RESULT_TYPES.has(String(item.type))) return [];
     const output = frameless(outputText(item.output));
-    return [{ call_id: String(item.call_id ?? ''), output, is_error: failed(output) }];
+    return [{ call_id: String(item.call_id ?? ''), output, is_error: failedOutput(output) }];
   },
 
   render(a: ModelAnswer, messageId: string, stream: boolean) {
