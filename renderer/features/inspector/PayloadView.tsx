@@ -9,6 +9,7 @@ import { ErrorBox } from '../../ui/ErrorBox';
 import { currentCache, eventCache } from '../timeline/eventCache';
 import { useEvent } from '../timeline/TimelineRow';
 import { PatchView } from './PatchView';
+import { ReadableView } from './ReadableView';
 import { ReadAsV1, SourceView } from './Provenance';
 import { asV1 } from '../formats/readAs';
 import { useRunFormat } from '../formats/useRunFormat';
@@ -293,6 +294,7 @@ export function PayloadView() {
         <Artifact key={d.field} runId={runId} field={d.field} digest={d.digest} />
       ))}
       <ReadAsV1 ev={ev} fmt={fmt} />
+      <ReadableView kind={asV1(fmt, ev).kind} payload={v1} skip={patch ? 'patch' : undefined} />
       <div className="payload-caption dim">
         {ev.source ? 'payload as stored (the source’s record)' : 'payload'}
       </div>

@@ -247,7 +247,9 @@ function Toolbar() {
         data-testid="filter-button"
         title="Filter kinds (f)"
       >
-        {filter ? `Filter: ${filter.kinds.length} kinds${filter.capped ? ' (first 20,000)' : ''}` : 'Filter'}{' '}
+        {filter
+          ? `Filter: ${filter.kinds.length} kind${filter.kinds.length === 1 ? '' : 's'}${filter.capped ? ' (first 20,000)' : ''}`
+          : 'Filter'}{' '}
         <kbd>f</kbd>
       </button>
       <button

@@ -1,0 +1,144 @@
+import { useMemo, useState, type ReactNode } from 'react';
+import Markdown from 'react-markdown';
+import { JsonTree } from '../../ui/JsonTree';
+import { PatchView } from './PatchView';
+import { jsonInString, readableBlocks, type Block, type BlockKind } from './readable';
+
+const PLACEHOLDER = /\[REDACTED:[A-Za-z0-9_.:-]{1,100}#\d+\]/g;
+
+/** A text with its line breaks, a redaction placeholder shown as one. */
+function PlainText({ text }: { text: string }) {
+  const parts: ReactNode[] = [];
+  let last = 0;
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    if (m.index > last) parts.push(text.slice(last, m.index));
+    parts.push(
+      <span key={m.index} className="j-redacted" data-testid="redacted">
+        {m[0]}
+      </span>,
+    );
+    last = m.index + m[0].length;
+  }
+  parts.push(text.slice(last));
+  return (
+    <pre className="readable-text" data-testid="readable-text">
+      {parts}
+    </pre>
+  );
+}
+
+// Markdown as React elements: raw HTML in the source stays text (no rehype-raw), images are not
+// fetched (the CSP forbids other origins, and a payload must not make the page ask for anything).
+const NO_IMAGES = ['img'];
+
+type Mode = BlockKind | 'raw';
+
+function modesOf(b: Block): Mode[] {
+  switch (b.kind) {
+    case 'markdown':
+      return ['markdown', 'text', 'raw'];
+    case 'json':
+      return ['json', 'text', 'raw'];
+    case 'patch':
+      return ['patch', 'text', 'raw'];
+    case 'command':
+      return ['command', 'raw'];
+    case 'text':
+      return ['text', 'raw'];
+  }
+}
+
+const MODE_LABEL: Record<Mode, string> = {
+  markdown: 'Markdown',
+  text: 'Text',
+  json: 'JSON',
+  patch: 'Patch',
+  command: 'Command',
+  raw: 'Raw',
+};
+
+function ReadableBlock({ block }: { block: Block }) {
+  const modes = modesOf(block);
+  // JSON kept in a string is shown as the string first; its tree is one click away.
+  const [mode, setMode] = useState<Mode>(block.kind === 'json' ? 'text' : modes[0]!);
+  return (
+    <div
+      className="readable-block"
+      data-testid="readable-block"
+      data-path={block.path}
+      data-kind={block.kind}
+    >
+      <div className="readable-head">
+        <span className="mono dim">{block.path}</span>
+        <span className="spacer" />
+        {modes.map((m) => (
+          <button
+            key={m}
+            type="button"
+            className={`btn tiny${m === mode ? ' on' : ''}`}
+            aria-pressed={m === mode}
+            data-testid={`readable-mode-${m}`}
+            onClick={() => setMode(m)}
+          >
+            {MODE_LABEL[m]}
+          </button>
+        ))}
+      </div>
+      {mode === 'markdown' && (
+        <div className="readable-md" data-testid="readable-markdown">
+          <Markdown disallowedElements={NO_IMAGES} unwrapDisallowed>
+            {block.text}
+          </Markdown>
+        </div>
+      )}
+      {mode === 'text' && <PlainText text={block.text} />}
+      {mode === 'json' && <JsonTree value={jsonInString(block.text)} openDepth={3} testId="readable-json" />}
+      {mode === 'patch' && <PatchView patch={block.text} />}
+      {mode === 'command' && (
+        <pre className="readable-command" data-testid="readable-command">
+          <span className="dim">$ </span>
+          {block.text}
+        </pre>
+      )}
+      {mode === 'raw' && (
+        <pre className="readable-raw mono" data-testid="readable-raw">
+          {JSON.stringify(block.text)}
+        </pre>
+      )}
+    </div>
+  );
+}
+
+/**
+ * The payload for reading, above its raw tree: the call's tool, its command or patch, texts with
+ * their lines, Markdown rendered, JSON in strings on request; each block's raw form one click away.
+ */
+export function ReadableView({
+  kind,
+  payload,
+  skip,
+}: {
+  kind: string;
+  payload: Record<string, unknown>;
+  /** A path shown already (a file_changed's patch). */
+  skip?: string;
+}) {
+  const blocks = useMemo(
+    () => readableBlocks(kind, payload).filter((b) => b.path !== skip),
+    [kind, payload, skip],
+  );
+  const tool = typeof payload.tool === 'string' ? payload.tool : null;
+  if (blocks.length === 0) return null;
+  return (
+    <div className="readable" data-testid="readable">
+      {tool && (
+        <div className="readable-tool mono" data-testid="readable-tool">
+          {tool}
+        </div>
+      )}
+      {blocks.map((b) => (
+        <ReadableBlock key={`${b.path}\u0000${b.kind}`} block={b} />
+      ))}
+    </div>
+  );
+}
