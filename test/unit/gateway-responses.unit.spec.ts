@@ -149,16 +149,21 @@ describe('the Responses dialect (Codex)', () => {
     expect(text).not.toContain('prompt_cache_key');
     expect(text).not.toContain('fc_');
     expect(text).toContain('"call_id":"call_1"');
-    // AGENTS.md is part of the head (a request cause), a tool output part of the messages.
-    const agents = responses.canonical(request({ turns: 2, agents: 'Never run the tests.' }), {
-      workspace: WS,
-      home: HOME,
-    });
-    expect(JSON.stringify(agents.head)).not.toBe(JSON.stringify(a.head));
-    expect(JSON.stringify(agents.messages)).toBe(JSON.stringify(a.messages));
-    const env = responses.canonical(request({ turns: 2, output: 'x = 2' }), { workspace: WS, home: HOME });
-    expect(JSON.stringify(env.head)).toBe(JSON.stringify(a.head));
-    expect(JSON.stringify(env.messages)).not.toBe(JSON.stringify(a.messages));
+    // One message per input item: AGENTS.md changes the context message (no tool result in it),
+    // a tool's output changes its function_call_output (a tool result): request vs environment.
+    const firstDiff = (x: { messages: unknown[] }) =>
+      x.messages.findIndex((m, k) => JSON.stringify(m) !== JSON.stringify(a.messages[k]));
+    const agentsBody = request({ turns: 2, agents: 'Never run the tests.' });
+    const agents = responses.canonical(agentsBody, { workspace: WS, home: HOME });
+    expect(JSON.stringify(agents.head)).toBe(JSON.stringify(a.head));
+    const k = firstDiff(agents);
+    expect(k).toBe(2);
+    expect(responses.toolResultOf((agentsBody.input as unknown[])[k])).toEqual([]);
+    const envBody = request({ turns: 2, output: 'x = 2' });
+    const env = responses.canonical(envBody, { workspace: WS, home: HOME });
+    const j = firstDiff(env);
+    expect(j).toBe(5);
+    expect(responses.toolResultOf((envBody.input as unknown[])[j])[0]!.output).toContain('x = 2');
   });
 
   it('renders an answer as the SSE Codex reads, and reads it back (function and freeform calls)', () => {

@@ -40,8 +40,9 @@
  *   - `prompt_cache_key` and `client_metadata` dropped (thread, session, turn, installation ids,
  *     start times); every item's `id` dropped (Codex mints them per run);
  *   - `call_id`s → `call_<n>` by first appearance;
- *   - developer messages and the context message (AGENTS.md, `<environment_context>`) go to the
- *     head with the tools and settings: a change there is a `request` cause, not a conversation one;
+ *   - the head is the tools and settings; the messages are the `input` items one for one (so a
+ *     replay can name the item that differs: a tool output is an `environment` cause, the
+ *     developer instructions, the AGENTS.md / environment message or the prompt a `request` one);
  *   - in texts: the run's workspace and home paths → `<workspace>`, `<home>`; UUIDs → `<uuid>`;
  *     dates and ISO times → `<date>`; `<timezone>…</timezone>` → `<timezone>`; exec_command's
  *     `Chunk ID: …` → `Chunk ID: <id>`, `Wall time: … seconds` → `Wall time: <t>`, and
@@ -314,16 +315,13 @@ export const responses: Dialect = {
   canonical(body, ctx): CanonicalRequest {
     if (!isObj(body)) throw new Error('request body: not a JSON object');
     const ids = new Map<string, string>();
-    const { prompt_cache_key: _k, client_metadata: _m, input, instructions, ...rest } = body;
+    const { prompt_cache_key: _k, client_metadata: _m, input, ...rest } = body;
     const items = Array.isArray(input) ? input : [];
-    const context = items.filter(isInstructions);
-    const conversation = items.filter((i) => !isInstructions(i));
     // Call ids numbered in conversation order, before any text is normalised.
-    for (const i of conversation) if (isObj(i) && typeof i.call_id === 'string') callId(i.call_id, ids);
-    return {
-      head: normalise({ ...rest, instructions: instructions ?? null, context }, ctx, ids),
-      messages: normalise(conversation, ctx, ids) as unknown[],
-    };
+    for (const i of items) if (isObj(i) && typeof i.call_id === 'string') callId(i.call_id, ids);
+    // One message per input item, in order: a replay names the item that differs (a tool output is
+    // an environment cause; instructions, AGENTS.md or the prompt a request cause).
+    return { head: normalise(rest, ctx, ids), messages: normalise(items, ctx, ids) as unknown[] };
   },
 
   toolResultOf(item): ToolResultIn[] {
