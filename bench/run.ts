@@ -13,6 +13,7 @@ import { benchUi } from './ui';
 import { benchOtlp } from './otlp';
 import { benchOpen } from './open';
 import { benchSessions } from './sessions';
+import { benchTeamLedger } from './team-ledger';
 
 const benches: { name: string; run: () => unknown }[] = [
   { name: 'ledger', run: () => benchIngest() },
@@ -22,6 +23,8 @@ const benches: { name: string; run: () => unknown }[] = [
   { name: 'ui', run: () => benchUi() },
   { name: 'otlp', run: () => benchOtlp() },
   { name: 'open', run: () => benchOpen() },
+  // PostgreSQL beside SQLite (skipped, saying why, without PostgreSQL).
+  { name: 'team-ledger', run: () => benchTeamLedger() },
   // PL_BENCH_SESSIONS_PART=many|big: one half of it.
   {
     name: 'sessions',

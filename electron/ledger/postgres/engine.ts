@@ -211,14 +211,26 @@ export class PostgresEngine implements LedgerEngine {
    * at multiples of SNAPSHOT_EVERY are stored (a cache: a reader role, which may not, goes without).
    */
   async stateAt(runId: string, seq: number): Promise<{ seq: number; state: RunState; via: string }> {
-    const run = await this.run(runId);
-    if (!run) throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
-    const no = (await this.runNo(runId))!;
-    const target = Math.max(0, Math.min(seq, run.head_seq));
-    const snap = await this.q<{ seq: number; state: string }>(
-      'SELECT seq, state FROM snapshots WHERE run_no = $1 AND version = $2 AND seq <= $3 ORDER BY seq DESC LIMIT 1',
-      [no, PROJECTION_VERSION, target],
+    // One round trip for the head and the nearest snapshot (the runs list's query counts findings).
+    const head = await this.q<{
+      run_no: number;
+      head_seq: number;
+      format: string;
+      seq: number | null;
+      state: string | null;
+    }>(
+      `SELECT r.run_no, r.head_seq, r.format, s.seq, s.state FROM runs r
+         LEFT JOIN LATERAL (SELECT seq, state FROM snapshots
+                             WHERE run_no = r.run_no AND version = $2 AND seq <= LEAST($3, r.head_seq)
+                             ORDER BY seq DESC LIMIT 1) s ON true
+        WHERE r.run_id = $1`,
+      [runId, PROJECTION_VERSION, Math.max(0, seq)],
     );
+    const run = head.rows[0];
+    if (!run) throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
+    const no = run.run_no;
+    const target = Math.max(0, Math.min(seq, run.head_seq));
+    const snap = { rows: run.seq !== null && run.state !== null ? [{ seq: run.seq, state: run.state }] : [] };
     let state: RunState = initialState(runId);
     let from = 1;
     let via = 'fold';
