@@ -46,8 +46,8 @@
  *   - in texts: the run's workspace and home paths → `<workspace>`, `<home>`; UUIDs → `<uuid>`;
  *     dates and ISO times → `<date>`; `<timezone>…</timezone>` → `<timezone>`; exec_command's
  *     `Chunk ID: …` → `Chunk ID: <id>`, `Wall time: … seconds` → `Wall time: <t>`, and
- *     `session ID N` → `session ID <n>`, and a goal's `createdAt` / `updatedAt` / `timeUsedSeconds`
- *     → 0 (per process values and clocks, not the tool's result).
+ *     `session ID N` → `session ID <n>`, and a goal's `threadId`, `createdAt`, `updatedAt` and
+ *     `timeUsedSeconds` (per process values and clocks, not the tool's result).
  */
 import { promptLane } from './lanes';
 import type {
@@ -144,7 +144,8 @@ export function frameless(s: string): string {
     .replace(/^Chunk ID: [0-9a-zA-Z]+$/gm, 'Chunk ID: <id>')
     .replace(/^Wall time: [0-9.]+ seconds$/gm, 'Wall time: <t>')
     .replace(/session ID \d+/g, 'session ID <n>')
-    .replace(/"(createdAt|updatedAt|timeUsedSeconds)":\d+/g, '"$1":0');
+    .replace(/"(createdAt|updatedAt|timeUsedSeconds)":\d+/g, '"$1":0')
+    .replace(/"threadId":"[^"]*"/g, '"threadId":"<thread>"');
 }
 
 /** Whether Codex reports the call as failed: blocked by a hook, a non-zero exit, a patch error. */
