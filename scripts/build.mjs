@@ -15,7 +15,7 @@ const node = {
   // Dependencies are bundled in: resolving and loading them as separate ESM/CJS modules was half of
   // every CLI command's start (`proofloop --version` 1.0–1.2 s against 0.5–0.75 s bundled, same
   // run). Native and Electron's own modules stay outside.
-  external: ['better-sqlite3', 'electron'],
+  external: ['better-sqlite3', 'electron', 'zstd-napi'],
   absWorkingDir: root,
   logLevel: 'warning',
 };

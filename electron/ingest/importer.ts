@@ -14,6 +14,8 @@ import { Sequencer, emptyState, type FileState, type PendingFinding, type Row } 
 import { parsedBlocks, type ParsedBlock } from './source';
 import type { LineResult } from './block';
 import { importArtifactsHome, outlineResults, storeRedacted, type StoreArtifact } from './outline';
+import { detectStreamed, formatNamed } from './formats/registry';
+import { streamedBlocks } from './streamed';
 
 /**
  * Import of one JSONL file into the ledger, incrementally and crash-safely:
@@ -46,6 +48,11 @@ export const CHUNK = 2_000;
  */
 export const CHUNK_MS = 500;
 const HEAD_BYTES = 4096;
+/** What a streamed format's reader sees to claim a file (StreamedReader.claims). */
+const STREAMED_HEAD = 4096;
+
+const isStreamed = (fmt: Format | null): fmt is Format =>
+  fmt !== null && formatNamed(fmt)?.streamed !== undefined;
 
 export interface ImportOptions {
   /** The key of the file in `imports` and findings: relative to the folder, absolute outside it. */
@@ -192,7 +199,8 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   if (row && offset > 0) {
     const headLen = Math.min(HEAD_BYTES, offset);
     const now = size >= headLen ? headSha(abs, headLen) : null;
-    if (size < offset || now !== row.head_sha) {
+    // A streamed file is rewritten whole (an unfinished eval log when it ends), never appended to.
+    if (size < offset || now !== row.head_sha || isStreamed(state.format)) {
       const seen = state.rewritten;
       if (seen && seen.size === size && seen.head === (now ?? '')) return done;
       const tx = db.transaction(() => {
@@ -222,6 +230,11 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
 
   // The file's format, from its first record; null: each line is detected on its own.
   if (state.unclaimed) return done;
+  if (state.format === null && offset === 0) {
+    // A streamed format's file (an eval log: a zip, one JSON value) is told by its first bytes.
+    const doc = detectStreamed(readAt(abs, 0, Math.min(size, STREAMED_HEAD)));
+    if (doc) state.format = doc.name;
+  }
   if (state.format === null && offset === 0) {
     const first = firstLine(abs, Math.min(size, opts.maxLine ?? DEFAULT_MAX_LINE));
     const fmt = first === null ? null : detectText(first);
@@ -308,7 +321,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
           format: r.fmt,
           chained: r.fmt === 'proofloop',
           origin: key,
-          meta: r.src === r.id ? {} : { source_run_id: r.src },
+          meta: { ...r.meta, ...(r.src === r.id ? {} : { source_run_id: r.src }) },
         });
       }
       insertRows(ledger, rows);
@@ -331,9 +344,11 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   // Large values go to artifacts beside the ledger before their rows are committed (outline.ts).
   const artifactsHome = importArtifactsHome(db.name);
   const store: StoreArtifact = storeRedacted(artifactsHome);
-  const source = opts.source ?? parsedBlocks;
+  const docFormat = isStreamed(state.format) ? state.format : null;
+  const source = docFormat !== null ? streamedBlocks : (opts.source ?? parsedBlocks);
   try {
     for await (const b of source(abs, start, {
+      afterRecord: docFormat !== null ? lineNo : undefined,
       until: size,
       fmt: state.format,
       maxLine: opts.maxLine ?? DEFAULT_MAX_LINE,

@@ -6,6 +6,8 @@ import type { FindingCode } from '../ledger/types';
 import { importFile, keyOf, type ImportOptions } from './importer';
 import { scanFolder } from './scan';
 import { importDocument, type DocumentSource } from './document';
+import { detectStreamed } from './formats/registry';
+import { readAt } from './read-at';
 import { defaultSource } from './parallel';
 import { Prefetch, type FolderFile } from './prefetch';
 import type { parsedBlocks } from './source';
@@ -105,6 +107,13 @@ export async function ingestFolder(
   for (const doc of documents) {
     if (signal?.aborted) return stopped(summary);
     const key = keyOfFile(doc.abs);
+    // An eval log's `.json` is read record by record (a streamed format), not whole.
+    if (!doc.dir && streamedFile(doc.abs)) {
+      const opts = { key, source: defaultSource(), onlyIfClaimed: true, summary };
+      if (await importOne(ledger, doc.abs, opts, control, onProgress)) return stopped(summary);
+      summary.files += 1;
+      continue;
+    }
     try {
       const r = await importDocument(ledger, doc, key, { onlyIfClaimed: true, onCommit: control.onCommit });
       summary.events += r.events;
@@ -194,10 +203,19 @@ function fileFinding(ledger: Ledger, key: string, code: FindingCode, message: st
 export async function ingestFile(ledger: Ledger, file: string): Promise<IngestSummary> {
   const abs = path.resolve(file);
   const st = await stat(abs);
-  if (st.isDirectory() || /\.(traj|json)$/i.test(abs)) {
+  if (st.isDirectory() || (/\.(traj|json)$/i.test(abs) && !streamedFile(abs))) {
     const r = await importDocument(ledger, { abs, dir: st.isDirectory() }, keyOf(ledger.folder, abs));
     return { files: 1, events: r.events, findings: r.findings };
   }
   const r = await importFile(ledger, abs, { key: keyOf(ledger.folder, abs), source: defaultSource() });
   return { files: 1, events: r.events, findings: r.findings };
+}
+
+/** Whether a streamed format (an eval log read record by record) claims a file by its first bytes. */
+function streamedFile(abs: string): boolean {
+  try {
+    return detectStreamed(readAt(abs, 0, 4096)) !== undefined;
+  } catch {
+    return false; // unreadable: the document path reports it
+  }
 }

@@ -30,6 +30,8 @@ export interface ReadOptions {
    * events (outline.ts, importArtifactsHome). Unset: the importer moves them, in its thread.
    */
   artifacts?: string | null;
+  /** A document's source (document.ts): the records already imported, skipped on this read. */
+  afterRecord?: number;
 }
 
 export const DEFAULT_BLOCK = 1 << 20;

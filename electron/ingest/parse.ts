@@ -61,6 +61,8 @@ export interface ParsedEvent {
   rounded: string[] | null;
   /** Where in the source record the event came from (a SourceRef), as the JSON text stored. */
   source: string | null;
+  /** Facts for the run this event begins (MappedEvent.runMeta): streamed formats only, never packed. */
+  runMeta?: Record<string, unknown>;
 }
 
 export interface ParsedBad {

@@ -17,9 +17,12 @@ export interface ScanOptions {
 }
 
 const SKIP_DIRS = new Set(['node_modules', '.git']);
+/** Files a format may claim by their first record or bytes: JSON lines, Inspect AI's `.eval` zips. */
+const CANDIDATE = /\.(jsonl|eval)$/;
 
 /**
- * Every `<folder>/**\/events.jsonl` and other `*.jsonl` (Claude Code sessions, Codex rollouts: the
+ * Every `<folder>/**\/events.jsonl` and other `*.jsonl` and `*.eval` (Claude Code
+ * sessions, Codex rollouts, eval logs: the
  * importer reads one only if a format claims it by its first record) to import, in a stable order: not under `<folder>/.proofloop`,
  * `node_modules` or `.git`, not ProofLoop's own mirrors. Symbolic links are not followed, so
  * nothing outside the folder is read.
@@ -50,8 +53,9 @@ export async function scanFolder(folder: string, opts: ScanOptions): Promise<str
       } else if (e.isFile() && e.name === 'events.jsonl') {
         if (depth === 1 && opts.executed.has(path.basename(dir))) continue;
         out.push(abs);
-      } else if (e.isFile() && e.name.endsWith('.jsonl')) {
-        // Read only if an adapter claims it by its first record (importer: onlyIfClaimed).
+      } else if (e.isFile() && CANDIDATE.test(e.name)) {
+        // Read only if an adapter claims it by its first record or, for a streamed format (an eval
+        // log's `.eval` zip), by its first bytes (importer: onlyIfClaimed).
         out.push(abs);
       } else if (opts.documents && e.isFile() && /\.(traj|json)$/i.test(e.name)) {
         opts.documents.push({ abs, dir: false });

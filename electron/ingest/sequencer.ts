@@ -21,6 +21,8 @@ export interface FileRun {
   seq: number;
   hash: string;
   fmt: Format;
+  /** Facts the run's first event gave for `runs.meta` (MappedEvent.runMeta). */
+  meta?: Record<string, unknown>;
 }
 
 export interface FileState {
@@ -157,6 +159,7 @@ export class Sequencer {
     let run = st.runs[src];
     if (!run) {
       run = { id: this.opts.resolveRunId(src, p.fmt), src, seq: 0, hash: ZERO_HASH, fmt: p.fmt };
+      if (p.runMeta) run.meta = p.runMeta;
       st.runs[src] = run;
       this.created.push(run);
     }
@@ -312,7 +315,10 @@ export class Sequencer {
   }
 
   drain(): { rows: Row[]; findings: PendingFinding[]; created: FileRun[] } {
-    const out = { rows: this.rows, findings: this.findings, created: this.created };
+    // A run's meta goes to the runs table once: it is not carried in the file's stored state.
+    const created = this.created.map((r) => ({ ...r }));
+    for (const r of this.created) delete r.meta;
+    const out = { rows: this.rows, findings: this.findings, created };
     this.rows = [];
     this.findings = [];
     this.created = [];

@@ -129,6 +129,13 @@ export function summaryHandlers(ctx: ServiceContext) {
         model = agent ? (str(agent.model) ?? null) : null;
         project = str(p.cwd);
       }
+      // An Inspect sample's eval (runs.meta.eval) is its project: the list groups and filters by it.
+      const ev = isObj(run.meta.eval) ? run.meta.eval : null;
+      if (fmt === 'inspect' && ev) {
+        const name = [str(ev.task), str(ev.model)].filter((x) => x !== null).join(' · ');
+        project = `${name || 'eval'} (${str(ev.eval_id) ?? str(ev.task_id) ?? run_id.split(':')[0]})`;
+        model ??= str(ev.model);
+      }
     }
     const out = { run_id, head_seq: run.head_seq, format: fmt, project, model, title, tokens };
     memo.set(key, out);

@@ -6,6 +6,7 @@ import { codexView } from './codex';
 import { sweAgentView } from './swe-agent';
 import { atifView } from './atif';
 import { openHandsView } from './openhands';
+import { inspectView } from './inspect';
 
 export type { FormatView, Interpreted, Usage, ViewContext } from './types';
 export type { SourceRef } from './source-ref';
@@ -22,6 +23,7 @@ const views: Record<string, FormatView> = {
   [sweAgentView.name]: sweAgentView,
   [atifView.name]: atifView,
   [openHandsView.name]: openHandsView,
+  [inspectView.name]: inspectView,
 };
 
 /** Whether runs of this format begin with their first record (see FormatView.session). */

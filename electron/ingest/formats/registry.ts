@@ -4,6 +4,7 @@ import { seed004Format } from './seed004';
 import { seed000Format } from './seed000';
 import { claudeCode } from './claude-code';
 import { codex } from './codex';
+import { inspect } from './inspect';
 import { sweAgent } from './swe-agent';
 import { atif } from './atif';
 import { openHands } from './openhands';
@@ -19,6 +20,7 @@ export const FORMATS: readonly FormatAdapter[] = [
   seed004Format,
   claudeCode,
   codex,
+  inspect,
   seed000Format,
 ];
 
@@ -37,6 +39,14 @@ export function detectDocument(doc: unknown): DocumentAdapter | undefined {
 /** Whether the first bytes of a `.json` / `.traj` file may be of a document format. */
 export function sniffDocument(head: string): boolean {
   return DOCUMENT_FORMATS.some((f) => f.sniff(head));
+}
+
+/**
+ * The streamed format (a zip of JSON entries, a JSON value read record by record: FormatAdapter.
+ * streamed) whose reader claims a file by its first bytes, if any.
+ */
+export function detectStreamed(head: Buffer): FormatAdapter | undefined {
+  return FORMATS.find((f) => f.streamed?.claims(head) === true);
 }
 
 const byName = new Map(FORMATS.map((f) => [f.name, f]));
@@ -58,4 +68,5 @@ export type {
   MappedEvent,
   MapError,
   SourceRef,
+  StreamedRecord,
 } from './types';

@@ -39,6 +39,32 @@ export interface MappedEvent {
    * `at` that is not a string, say): stored as written, with an `invalid_event` finding.
    */
   invalid?: string;
+  /**
+   * Facts about the run this event begins, kept on the run (`runs.meta`) for the runs list to
+   * group and filter by (an Inspect sample's eval: task, model, solver, scores). Read from the
+   * first event of a run only.
+   */
+  runMeta?: Json;
+}
+
+/**
+ * One record of a streamed file (see StreamedReader): the events it makes, or why it makes none. `where`
+ * names the record in the file (a zip entry and an index in it, a JSON path) for findings.
+ */
+export type StreamedRecord = { where: string; events: MappedEvent[] } | { where: string; error: string };
+
+/**
+ * A format whose files are not JSON lines but one document too large to read whole (a zip of JSON
+ * entries, a JSON value of many MB: an eval log), read record after record by its own reader
+ * (../streamed.ts); documents read whole are DocumentAdapters (../document.ts). The importer treats each record as it treats a
+ * line (one or more events, or a finding), commits between records, and reads such a file again
+ * only when it changes (then it is `file_rewritten`: documents are rewritten, never appended to).
+ */
+export interface StreamedReader {
+  /** Whether a file whose first bytes are `head` (up to 4 KiB) is of this format: content only. */
+  claims(head: Buffer): boolean;
+  /** The file's records in order. Must hold no more of the file in memory than one record needs. */
+  records(file: string): AsyncIterable<StreamedRecord>;
 }
 
 /** A record that cannot be an event: the line becomes a finding with this message. */
@@ -66,6 +92,8 @@ export interface FormatAdapter {
   map(record: Json): MappedEvent[] | MapError;
   /** The run id a file of this format is about, from its first record (else the file's key). */
   runId?(first: Json, key: string): string | null;
+  /** Set for a format whose files are streamed documents rather than JSON lines (see StreamedReader). */
+  streamed?: StreamedReader;
 }
 
 /**
