@@ -21,6 +21,38 @@ import {
 } from './draft';
 import { STATE_CAPS, type CallRecord, type FoldEvent, type RunState } from './types';
 
+function addCall(s: Draft, call: CallRecord): void {
+  // The window keeps the most recent calls; an evicted open call stops counting as open.
+  const evicted = s.calls.items.length >= STATE_CAPS.calls ? s.calls.items[0]! : null;
+  const calls = push(s.calls, call, STATE_CAPS.calls);
+  calls.open = s.calls.open + 1 - (evicted && isOpen(evicted) ? 1 : 0);
+  s.calls = calls;
+}
+
+/**
+ * The call an event is about. Telemetry (`otlp` runs) has no proposals of Claude Code's or Codex's
+ * calls, only their decisions, invocations and results: there a call is known from the first of
+ * them. Elsewhere an unknown call is noted (callFor).
+ */
+function callOf(s: Draft, e: FoldEvent, callId: string, p: Record<string, unknown>): number {
+  if (e.fmt !== 'otlp' || callId === '' || findCall(s, callId) >= 0) return callFor(s, e, callId);
+  addCall(s, {
+    call_id: callId,
+    n: s.calls.total + 1,
+    tool: str(p.tool) ?? '',
+    args: null,
+    status: 'proposed',
+    proposed_seq: null,
+    tokens: null,
+    decision: null,
+    invoked_seq: null,
+    result: null,
+    timed_out: null,
+    duration_ms: null,
+  });
+  return s.calls.items.length - 1;
+}
+
 /** What each known kind does to the state (evolve has checked the event's place in the run). */
 export function fold(s: Draft, e: FoldEvent, kind: KnownKind, p: Record<string, unknown>): RunState {
   switch (kind) {
@@ -55,7 +87,7 @@ export function fold(s: Draft, e: FoldEvent, kind: KnownKind, p: Record<string, 
       const tokens = num(p.tokens);
       const argsJson = safeJson(p.args);
       if (findCall(s, callId) >= 0) note(s, e, 'duplicate_call', `call ${callId} proposed again`);
-      const call: CallRecord = {
+      addCall(s, {
         call_id: callId,
         n: s.calls.total + 1,
         tool: str(p.tool) ?? '',
@@ -68,17 +100,12 @@ export function fold(s: Draft, e: FoldEvent, kind: KnownKind, p: Record<string, 
         result: null,
         timed_out: null,
         duration_ms: null,
-      };
-      // The window keeps the most recent calls; an evicted open call stops counting as open.
-      const evicted = s.calls.items.length >= STATE_CAPS.calls ? s.calls.items[0]! : null;
-      const calls = push(s.calls, call, STATE_CAPS.calls);
-      calls.open = s.calls.open + 1 - (evicted && isOpen(evicted) ? 1 : 0);
-      s.calls = calls;
+      });
       addContext(s, {
         seq: e.seq,
         kind,
         role: 'model',
-        text: clip(`${call.tool} ${argsJson}`),
+        text: clip(`${str(p.tool) ?? ''} ${argsJson}`),
         tokens,
       });
       withUse(s, e.at, tokens ?? 0, 1);
@@ -92,7 +119,7 @@ export function fold(s: Draft, e: FoldEvent, kind: KnownKind, p: Record<string, 
       const reason = clipOrNull(p.reason);
       // ProofLoop's host names no decider: it is the decider.
       const by = str(p.decided_by) ?? (e.fmt === undefined || e.fmt === 'proofloop' ? 'proofloop' : null);
-      const i = callFor(s, e, callId);
+      const i = callOf(s, e, callId, p);
       let tool: string | null = null;
       let counted = true;
       if (i >= 0) {
@@ -136,10 +163,11 @@ export function fold(s: Draft, e: FoldEvent, kind: KnownKind, p: Record<string, 
     }
     case 'tool_invoked': {
       const callId = str(p.call_id) ?? '';
-      const i = callFor(s, e, callId);
+      const i = callOf(s, e, callId, p);
       if (i >= 0) {
         const c = s.calls.items[i]!;
-        if (!c.decision || !c.decision.allowed) {
+        // Telemetry's signals arrive in no causal order: a span may come before the decision's log.
+        if (c.decision ? !c.decision.allowed : e.fmt !== 'otlp') {
           note(
             s,
             e,
@@ -159,9 +187,14 @@ export function fold(s: Draft, e: FoldEvent, kind: KnownKind, p: Record<string, 
       const status = returned ? (str(p.status) ?? '') : 'timed_out';
       const excerpt = returned ? clipOrNull(p.excerpt) : null;
       const timeoutMs = returned ? 0 : (num(p.timeout_ms) ?? 0);
-      const i = callFor(s, e, callId);
+      const i = callOf(s, e, callId, p);
       if (i >= 0) {
         const c = s.calls.items[i]!;
+        if (e.fmt === 'otlp' && c.result && returned && c.result.status === status) {
+          // Telemetry reports a result twice (Claude Code's tool span and its tool_result log): the same one.
+          withUse(s, e.at, 0, 0);
+          return s;
+        }
         if (c.result || c.timed_out) {
           note(
             s,
@@ -169,7 +202,7 @@ export function fold(s: Draft, e: FoldEvent, kind: KnownKind, p: Record<string, 
             'result_twice',
             `call ${callId} already ended at seq ${c.result?.seq ?? c.timed_out?.seq}`,
           );
-        } else if (c.invoked_seq === null && !isSessionFormat(e.fmt)) {
+        } else if (c.invoked_seq === null && !isSessionFormat(e.fmt) && e.fmt !== 'otlp') {
           // A session transcript records the call and its result, not the host's invocation.
           note(s, e, 'result_without_invoke', `call ${callId} ended without being invoked`);
         }

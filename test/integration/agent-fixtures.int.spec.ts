@@ -247,6 +247,49 @@ describe('sessions the pinned CLIs wrote, through the importer', () => {
           expect(calls.has(String(e.payload.call_id))).toBe(true);
     });
 
+    it.each(SESSIONS)(
+      '%s: the telemetry’s run knows every call, with its result and its decision',
+      (name) => {
+        const ol = svc.ctx.ledger();
+        const s = manifest.sessions[name]!;
+        const run = ol.runs().find((r) => r.run_id === `otlp-${idIn(s)}`)!;
+        const { state } = stateAt(ol, run.run_id, run.head_seq);
+        const calls = state.calls.items.map((c) => [
+          c.call_id,
+          c.result?.status ?? null,
+          c.decision?.rule ?? null,
+        ]);
+        const notes = state.notes.items.filter((n) => n.code !== 'before_start').map((n) => n.message);
+        if (harnessOf(name) === 'claude_code') {
+          expect(calls).toEqual([
+            ['toolu_fx_echo', 'ok', 'claude_code.config'],
+            ['toolu_fx_rm', 'ok', 'claude_code.hook'],
+            ['toolu_fx_missing', 'error', 'claude_code.config'],
+            ['toolu_fx_env', 'ok', 'claude_code.config'],
+            ['toolu_fx_agent', 'ok', 'claude_code.config'],
+            ['toolu_fx_sub_ls', 'ok', 'claude_code.user_permanent'],
+          ]);
+          // What Claude Code's spans say against its logs, left as findings: a tool span (an
+          // execute_tool, read as an invocation) for the call its hook denied, and the failed call's
+          // tool span without an error status.
+          expect(notes).toEqual([
+            'call toolu_fx_rm invoked but denied',
+            expect.stringMatching(/^call toolu_fx_missing already ended at seq \d+$/),
+          ]);
+        } else {
+          // Codex says nothing of create_goal's decision (it needs none) nor of the refused rm -rf.
+          expect(calls).toEqual([
+            ['call_fx_goal', 'ok', null],
+            ['call_fx_echo', 'ok', 'codex.config'],
+            ['call_fx_rm', 'error', null],
+            ['call_fx_missing', 'ok', 'codex.config'],
+            ['call_fx_env', 'ok', 'codex.config'],
+          ]);
+          expect(notes).toEqual([]);
+        }
+      },
+    );
+
     it('no credential in the receiver’s ledger', () => {
       const dir = path.join(tmpOf(), 'otlp', '.proofloop');
       for (const f of filesUnder(dir)) expect(readFileSync(f).includes(manifest.planted), f).toBe(false);

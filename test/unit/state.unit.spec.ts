@@ -292,6 +292,29 @@ describe('the run state', () => {
     );
   });
 
+  it('telemetry (otlp) knows a call from its decision, invocation or result, in any order', () => {
+    const t = (seq: number, kind: string, payload: Record<string, unknown>) => ({
+      ...ev(seq, kind, payload),
+      fmt: 'otlp',
+    });
+    const s = foldEvents(RUN, [
+      t(1, 'tool_invoked', { call_id: 'a', tool: 'Bash' }),
+      t(2, 'tool_returned', { call_id: 'a', status: 'ok', duration_ms: 3 }),
+      t(3, 'action_allowed', { call_id: 'a', rule: 'claude_code.config', decided_by: 'config' }),
+      t(4, 'tool_returned', { call_id: 'a', status: 'ok', duration_ms: 3 }),
+      t(5, 'tool_returned', { call_id: 'b', tool: 'exec_command', status: 'error', duration_ms: 1 }),
+      t(6, 'tool_returned', { call_id: 'b', status: 'ok', duration_ms: 1 }),
+    ]);
+    expect(s.calls.items.map((c) => [c.call_id, c.tool, c.result?.status, c.decision?.by ?? null])).toEqual([
+      ['a', 'Bash', 'ok', 'config'],
+      ['b', 'exec_command', 'ok', null],
+    ]);
+    // The same result twice is one; a different one is noted (and, as anywhere, the later stands). No call is "never proposed".
+    expect(s.notes.items.filter((n) => n.code !== 'before_start').map((n) => [n.seq, n.code])).toEqual([
+      [6, 'result_twice'],
+    ]);
+  });
+
   it('keeps and notes contradicting events instead of throwing', () => {
     const s = foldEvents(RUN, [
       ev(1, 'tool_returned', { call_id: 'ghost', status: 'ok', duration_ms: 1 }),
