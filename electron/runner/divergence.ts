@@ -8,6 +8,9 @@ import type { RunResult } from './host';
  */
 export interface Divergence {
   seq: number;
+  /** Real agents' replays: why the run first differs (decision, environment, request, structure, agent_version). */
+  cause?: string;
+  reason?: string;
   expected: { seq: number; kind: string; payload: unknown } | null;
   actual: { seq: number; kind: string; payload: unknown } | null;
 }
@@ -63,6 +66,50 @@ export function firstDivergence(
         actual: y && cy ? { seq: y.seq, ...cy } : null,
       };
     }
+  }
+  return null;
+}
+
+/**
+ * A real agent's replay against its source: the first `replay_diverged` event the replay recorded
+ * (the gateway, the hooks and the results name the cause as it happens), else a different ending
+ * (a turn more or fewer, an early stop: structure), else none. `seq` is the source run's event
+ * where the two part.
+ */
+export function realDivergence(
+  source: readonly StoredEvent[],
+  replayed: readonly StoredEvent[],
+): Divergence | null {
+  const d = replayed.find((e) => e.kind === 'replay_diverged');
+  if (d) {
+    const p = d.payload as { cause?: string; reason?: string; source_seq?: number | null };
+    const at = typeof p.source_seq === 'number' ? source.find((e) => e.seq === p.source_seq) : undefined;
+    return {
+      seq: p.source_seq ?? (source.at(-1)?.seq ?? 0) + 1,
+      cause: p.cause,
+      reason: p.reason ?? `${p.cause} divergence`,
+      expected: at ? { seq: at.seq, ...comparable(at) } : null,
+      actual: { seq: d.seq, kind: d.kind, payload: d.payload },
+    };
+  }
+  const exchanges = (es: readonly StoredEvent[]) => es.filter((e) => e.kind === 'model_responded');
+  const a = exchanges(source);
+  const b = exchanges(replayed);
+  const end = (es: readonly StoredEvent[]) =>
+    es.find((e) => e.kind === 'judge_verdict' || e.kind === 'run_failed');
+  const ea = end(source);
+  const eb = end(replayed);
+  const passed = (e: StoredEvent | undefined) => (e?.payload as { passed?: boolean } | undefined)?.passed;
+  if (a.length !== b.length || ea?.kind !== eb?.kind || passed(ea) !== passed(eb)) {
+    const k = Math.min(a.length, b.length);
+    const x = a[k] ?? ea;
+    return {
+      seq: x?.seq ?? (source.at(-1)?.seq ?? 0) + 1,
+      cause: 'structure',
+      reason: `the replay made ${b.length} model calls (recorded: ${a.length}) and ended ${eb?.kind ?? 'without a verdict'}`,
+      expected: x ? { seq: x.seq, ...comparable(x) } : null,
+      actual: b[k] ? { seq: b[k].seq, ...comparable(b[k]) } : null,
+    };
   }
   return null;
 }

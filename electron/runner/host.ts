@@ -2,7 +2,7 @@ import { cpSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { confine as confinePath, mkdirConfined } from '../fs/confine';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { firstDivergence, type ReplayReport } from './divergence';
+import { firstDivergence, realDivergence, type ReplayReport } from './divergence';
 import { ProofloopError } from '../../shared/result';
 import { sha256Hex } from '../crypto';
 import type { Ledger, RunWriter } from '../ledger';
@@ -18,6 +18,9 @@ import {
   verdictObservation,
 } from './reconstruct';
 import { RunEnded, Session } from './session';
+import { realAgent } from './agents/registry';
+import { RealRun, type ModelFrom, type RealRunMeta } from './real-run';
+import { recordedRun } from './gateway/replay-source';
 
 export type RunMode = 'live' | 'rerun' | 'replay' | 'resume';
 
@@ -175,6 +178,100 @@ export class RunHost {
     return { run_id: runId, head_seq: this.ledger.run(runId)?.head_seq ?? 0, ...ended };
   }
 
+  /**
+   * Starts a run of a real agent (agents/registry.ts) on a task: its own loop and tools, the
+   * host's policy through its hooks, the model through the run's gateway (sim, replay:<run>, upstream).
+   */
+  startReal(meta: RealRunMeta): { run_id: string; done: Promise<RunResult> } {
+    const agent = realAgent(meta.agent);
+    if (!isVariant(meta.variant))
+      throw new ProofloopError(
+        'bad_args',
+        `unknown variant "${meta.variant}" (one of ${VARIANTS.join(', ')})`,
+      );
+    const from = meta.model_from;
+    if (from !== 'sim' && from !== 'upstream' && !from.startsWith('replay:'))
+      throw new ProofloopError(
+        'bad_args',
+        `--model-from must be sim, upstream or replay:<run> (got "${from}")`,
+      );
+    const recorded = from.startsWith('replay:') ? this.recording(from.slice(7)) : null;
+    const loaded = loadTask(this.opts.tasksDir, meta.task_id);
+    const runId = newRunId(meta.task_id, agent.name);
+    const writer = this.ledger.writer(runId, {
+      label: `runner ${meta.mode} ${agent.name}`,
+      create: { source: 'executed', meta: { ...meta, tasks_dir: this.opts.tasksDir } },
+    });
+    const done = (async (): Promise<RunResult> => {
+      let end: Omit<RunResult, 'run_id' | 'head_seq'>;
+      try {
+        const ws = this.prepareWorkspace(runId, loaded);
+        const run = new RealRun(writer, this.ledger, this.runDir(runId), ws, loaded, agent, meta);
+        end = await run.run(recorded);
+      } catch (e) {
+        const err = e as Error;
+        try {
+          writer.append('run_failed', {
+            reason: err.message,
+            error_type: e instanceof ProofloopError ? `host_${e.code}` : 'host_error',
+            stack_digest: sha256Hex(err.stack ?? err.message),
+          });
+        } catch {
+          // the writer itself failed
+        }
+        end = { status: 'failed', outcome: 'host_error', passed: false };
+      } finally {
+        writer.close();
+      }
+      return { run_id: runId, head_seq: this.ledger.run(runId)?.head_seq ?? 0, ...end };
+    })();
+    return { run_id: runId, done };
+  }
+
+  private recording(runId: string) {
+    if (!this.ledger.run(runId)) throw new ProofloopError('not_found', `no run "${runId}" to replay`);
+    return recordedRun(runId, this.ledger.read(runId));
+  }
+
+  /** A real agent's run settings, from its run_started (null for a sim run). */
+  realSettingsOf(runId: string): RealRunMeta | null {
+    const started = this.ledger.read(runId, { kinds: ['run_started'], limit: 1 })[0];
+    const p = started?.payload as
+      | {
+          task_id: string;
+          agent?: { name?: string; variant?: string; seed?: number; model?: string; model_from?: string };
+        }
+      | undefined;
+    const a = p?.agent;
+    if (!p || !a?.name || a.name === 'sim') return null;
+    return {
+      task_id: p.task_id,
+      agent: a.name,
+      model_from: (a.model_from ?? 'sim') as ModelFrom,
+      variant: (a.variant && isVariant(a.variant) ? a.variant : 'careful') as Variant,
+      seed: a.seed ?? 1,
+      mode: 'live',
+      model: a.model,
+    };
+  }
+
+  /** Replays a real agent's run with the model frozen; everything else (workspace, config, policy) live. */
+  async replayReal(runId: string): Promise<ReplayReport> {
+    const s = this.realSettingsOf(runId);
+    if (!s) throw new ProofloopError('bad_args', `run ${runId} is not a real agent's run`);
+    const { run_id, done } = this.startReal({
+      ...s,
+      model_from: `replay:${runId}`,
+      mode: 'replay',
+      of: runId,
+    });
+    const result = await done;
+    const source = this.ledger.read(runId);
+    const replayed = this.ledger.read(run_id);
+    const first_divergence = realDivergence(source, replayed);
+    return { ok: first_divergence === null, first_divergence, run_id, result };
+  }
+
   /** The recorded agent settings of a run (its run_started, else the meta it was created with). */
   settingsOf(runId: string): RunMeta {
     const run = this.ledger.run(runId);
@@ -206,6 +303,8 @@ export class RunHost {
   }
 
   rerun(runId: string): { run_id: string; done: Promise<RunResult> } {
+    const real = this.realSettingsOf(runId);
+    if (real) return this.startReal({ ...real, mode: 'rerun', of: runId });
     const s = this.settingsOf(runId);
     return this.start({ task_id: s.task_id, variant: s.variant, seed: s.seed, mode: 'rerun', of: runId });
   }
@@ -308,6 +407,7 @@ export class RunHost {
    * result differs.
    */
   async replay(runId: string): Promise<ReplayReport> {
+    if (this.realSettingsOf(runId)) return this.replayReal(runId);
     const settings = this.settingsOf(runId);
     const source = this.ledger.read(runId);
     const { run_id, done } = this.start(

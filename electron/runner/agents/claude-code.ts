@@ -60,6 +60,9 @@ function responseText(r: unknown): string {
   if (typeof r.stdout === 'string' || typeof r.stderr === 'string')
     return [str(r.stdout), str(r.stderr)].filter(Boolean).join('\n');
   if (isObj(r.file) && typeof r.file.content === 'string') return r.file.content;
+  // A subagent's hand-back: its report is what the model sees (the rest is timing and ids).
+  if (Array.isArray(r.content))
+    return r.content.map((b) => (isObj(b) && typeof b.text === 'string' ? b.text : '')).join('\n');
   return JSON.stringify(r);
 }
 
@@ -81,6 +84,7 @@ const hook: HookProtocol = {
         ? {
             output: failed ? str(input.error) : responseText(input.tool_response),
             is_error: failed || (isObj(input.tool_response) && input.tool_response.is_error === true),
+            duration_ms: typeof input.duration_ms === 'number' ? Math.max(0, input.duration_ms) : 0,
           }
         : {}),
       session_id: typeof input.session_id === 'string' ? input.session_id : undefined,

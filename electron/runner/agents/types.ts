@@ -75,6 +75,8 @@ export interface HookCall {
   /** Post only: the tool's result as text, and whether the agent reports an error. */
   output?: string;
   is_error?: boolean;
+  /** Post only: how long the tool ran, as the agent measured it. */
+  duration_ms?: number;
   /** The agent's session, and the subagent when the call is a subagent's. */
   session_id?: string;
   agent_id?: string;

@@ -13,11 +13,14 @@
  *   - the system block `x-anthropic-billing-header: …` dropped (cc_version with a per-build
  *     suffix; the agent's version is compared on its own, from the user agent);
  *   - every `cache_control` hint dropped;
- *   - the run's workspace and home paths → `<workspace>`, `<home>`; `/tmp/claude-<uid>/` → `<tmp>/`;
+ *   - the run's workspace and home paths → `<workspace>`, `<home>`, the workspace as Claude Code's
+ *     project key (`/` and `.` as `-`) → `<workspace-key>`; `/tmp/claude-<uid>/` → `<tmp>/`;
  *   - dates `YYYY-MM-DD` (and ISO times) → `<date>`;
  *   - UUIDs → `<uuid>`; tool_use ids / tool_use_id → `call_<n>` by first appearance;
- *   - Claude Code's subagent ids (17 hex digits after `agentId`) → `<agent>`.
+ *   - Claude Code's subagent ids (`a` and 16 hex digits) → `<agent>`;
+ *   - durations (`duration_ms: 5432`, `"totalDurationMs":4843`) → `<ms>`.
  */
+import { normaliseText } from './canonical';
 import { promptLane } from './lanes';
 import type {
   CanonicalRequest,
@@ -62,19 +65,12 @@ function header(h: Record<string, string | string[] | undefined>, name: string):
   return typeof v === 'string' ? v : Array.isArray(v) ? (v[0] ?? null) : null;
 }
 
-const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
-const DATE = /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b/g;
-const AGENT_ID = /\b(agent-?|agentId:?\s*"?)([0-9a-f]{16,17})\b/gi;
-
 /** Normalises a JSON value: strings through `text`, keys dropped or ids renumbered. */
 function normalise(value: unknown, ctx: NormaliseContext, ids: Map<string, string>): unknown {
   const text = (s: string): string => {
-    let t = s;
-    if (ctx.workspace) t = t.split(ctx.workspace).join('<workspace>');
-    if (ctx.home) t = t.split(ctx.home).join('<home>');
-    t = t.replace(/\/tmp\/claude-\d+\//g, '<tmp>/');
+    let t = normaliseText(s, ctx);
     for (const [id, n] of ids) t = t.split(id).join(n);
-    return t.replace(UUID, '<uuid>').replace(DATE, '<date>').replace(AGENT_ID, '$1<agent>');
+    return t;
   };
   // Explicit stack instead of recursion: the request's depth is the agent's to choose.
   const root: { v: unknown } = { v: value };

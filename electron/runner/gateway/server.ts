@@ -198,6 +198,7 @@ export class Gateway {
       },
       index,
       headers: req.headers,
+      path: req.url ?? '/',
     };
     const refused = host.admit(sreq);
     if (refused) {
@@ -206,14 +207,8 @@ export class Gateway {
       return;
     }
     if (source.kind === 'upstream') {
-      let started = false;
-      sreq.write = (chunk) => {
-        if (!started) {
-          res.writeHead(200, { 'content-type': parsed.stream ? 'text/event-stream' : 'application/json' });
-          started = true;
-        }
-        res.write(chunk);
-      };
+      sreq.start = (status, contentType) => res.writeHead(status, { 'content-type': contentType });
+      sreq.write = (chunk) => res.write(chunk);
     }
     const a = await source.answer(sreq);
     if (a.type === 'none') {

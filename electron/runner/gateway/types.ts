@@ -129,7 +129,10 @@ export interface SourceRequest {
   /** Index of this request in its lane (0-based). */
   index: number;
   headers: Record<string, string | string[] | undefined>;
-  /** For upstream: stream the answer's bytes to the agent as they come. */
+  /** The request's path and query, as the agent sent them. */
+  path: string;
+  /** For upstream: start the agent's response, then stream the answer's bytes as they come. */
+  start?: (status: number, contentType: string) => void;
   write?: (chunk: Buffer) => void;
 }
 

@@ -1,0 +1,623 @@
+/**
+ * One run of a real agent (agents/registry.ts), refereed. The host owns the ledger; the agent owns
+ * its loop and tools. What each part appends:
+ *   run_started        agent {name, version, variant, seed, model, model_from}, config_digest and the
+ *                      digest of each configuring file (paths of the run normalised), policy, budget
+ *   gateway            model_responded per exchange (lane, request and answer artifacts, canonical
+ *                      digest), model_proposed per tool call of the answer; model_unanswered when a
+ *                      source has none (replay divergence, upstream error, budget)
+ *   hooks              action_allowed / action_denied (+ tool_invoked) before the agent runs a call,
+ *                      tool_returned and file_changed after; hook_failed when a hook could not decide
+ *                      (the call is denied: the hook client exits 2)
+ *   replay             replay_diverged {cause, …} where the live run first differs from the recording
+ *   end                agent_exited, transcript_linked per transcript file, judge_verdict,
+ *                      budget_exhausted, run_completed / run_failed
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createTwoFilesPatch } from 'diff';
+import { canonicalJson } from '../../shared/protocol';
+import { redactCredentials } from '../../shared/redact';
+import { sha256Hex } from '../crypto';
+import type { RunWriter, StoredEvent } from '../ledger';
+import type { Ledger } from '../ledger';
+import { ingestFile } from '../ingest';
+import { keyOf, fileRun } from '../ingest/importer';
+import { HOOK_CLIENT_FILE, HOOK_CLIENT_SOURCE } from './agents/hook-client';
+import type { HookCall, RealAgent } from './agents/types';
+import { boundedExcerpt, redactText, storeArtifact } from './artifacts';
+import type { LoadedTask } from './catalog';
+import { nodeBinary } from './children';
+import { Gateway, type GatewayExchange, type GatewayHost } from './gateway/server';
+import { replaySource, type RecordedRun } from './gateway/replay-source';
+import { simSource } from './gateway/sim-source';
+import { canonicalDigests, normaliseText } from './gateway/canonical';
+import type { AnswerSource, DivergenceCause, SourceRequest } from './gateway/types';
+import { upstreamSource } from './gateway/upstream-source';
+import { runJudge } from './judge';
+import { PolicyEngine, type Decision } from './policy';
+import type { Variant } from './protocol';
+import { confine } from './tools';
+
+export type ModelFrom = 'sim' | 'upstream' | `replay:${string}`;
+
+export interface RealRunMeta {
+  task_id: string;
+  agent: string;
+  model_from: ModelFrom;
+  variant: Variant;
+  seed: number;
+  mode: 'live' | 'rerun' | 'replay';
+  of?: string;
+  model?: string;
+  /** A folder of settings / CLAUDE.md / hooks overriding the defaults (a configuration variant). */
+  config_dir?: string;
+}
+
+export interface RealRunEnd {
+  status: 'completed' | 'failed';
+  outcome: string;
+  passed: boolean;
+}
+
+const PATCH_BYTES = 4096;
+type Item = { kind: string; payload: Record<string, unknown> };
+
+/** Request keys stored one artifact per element: the history each request resends is stored once. */
+const LIST_KEYS = new Set(['messages', 'input']);
+
+/** Stores a JSON request as a manifest of content-addressed parts; returns the manifest's artifact. */
+function storeParts(runDir: string, value: Record<string, unknown>): { digest: string; bytes: number } {
+  const manifest: Record<string, unknown> = {};
+  let bytes = 0;
+  for (const [k, v] of Object.entries(value)) {
+    if (LIST_KEYS.has(k) && Array.isArray(v)) {
+      manifest[k] = v.map((x) => {
+        const a = storeArtifact(runDir, JSON.stringify(x), { redacted: true });
+        bytes += a.bytes;
+        return { $artifact: a.digest };
+      });
+    } else if (typeof v === 'object' && v !== null && JSON.stringify(v).length > 1024) {
+      const a = storeArtifact(runDir, JSON.stringify(v), { redacted: true });
+      bytes += a.bytes;
+      manifest[k] = { $artifact: a.digest };
+    } else manifest[k] = v;
+  }
+  const m = storeArtifact(runDir, JSON.stringify(manifest), { redacted: true });
+  return { digest: m.digest, bytes: bytes + m.bytes };
+}
+
+/** Text with the run's own paths replaced, for comparing tool results across runs. */
+const normPaths = (text: string, workspace: string, home: string) =>
+  text.split(workspace).join('<workspace>').split(home).join('<home>');
+
+export class RealRun implements GatewayHost {
+  private readonly engine: PolicyEngine;
+  private readonly token = randomBytes(24).toString('hex');
+  private gateway: Gateway | null = null;
+  private proposals = 0;
+  private tokens = 0;
+  private ended: RealRunEnd | null = null;
+  /** The run's terminal event, appended last (after the transcripts are linked). */
+  private terminal: Item | null = null;
+  private kill: (() => void) | null = null;
+  private readonly decided = new Set<string>();
+  private readonly proposed = new Set<string>();
+  private readonly pendingWrites = new Map<string, { path: string; before: string | null }>();
+  private readonly t0 = performance.now();
+  readonly home: string;
+  private recorded: RecordedRun | null = null;
+  private version = '';
+
+  constructor(
+    readonly writer: RunWriter,
+    readonly ledger: Ledger,
+    readonly runDir: string,
+    readonly workspace: string,
+    readonly loaded: LoadedTask,
+    readonly agent: RealAgent,
+    readonly meta: RealRunMeta,
+  ) {
+    this.engine = new PolicyEngine(loaded.policy);
+    this.home = path.join(runDir, 'home');
+  }
+
+  private get budget() {
+    return this.loaded.policy.budget;
+  }
+
+  /** Set by the host when it closes the writer: a late hook or request then records nothing. */
+  closed = false;
+
+  private append(kind: string, payload: Record<string, unknown>): StoredEvent | null {
+    if (this.closed) return null;
+    return this.writer.append(kind, payload);
+  }
+
+  private batch(items: Item[]): void {
+    if (this.closed || items.length === 0) return;
+    this.writer.appendBatch(items);
+  }
+
+  private source(): AnswerSource {
+    const from = this.meta.model_from;
+    if (from === 'sim') {
+      return simSource({
+        variant: this.meta.variant,
+        seed: this.meta.seed,
+        taskId: this.loaded.task.id,
+        goal: this.loaded.task.goal,
+        judgeCommand: this.loaded.task.judge.command,
+        hints: this.loaded.task.sim ?? null,
+        workspace: this.workspace,
+        tools: this.agent.sim,
+      });
+    }
+    if (from === 'upstream') return upstreamSource(this.agent.dialect);
+    if (!this.recorded) throw new Error('replay source without a recording');
+    return replaySource({
+      dialect: this.agent.dialect,
+      recorded: this.recorded,
+      readArtifact: (d) =>
+        readFileSync(path.join(this.ledger.folder, this.recorded!.run_id, 'artifacts', d), 'utf8'),
+      version: () => this.version,
+      redact: (v) => redactCredentials(v).value,
+      workspace: this.workspace,
+      home: this.home,
+    });
+  }
+
+  /** The whole run: returns how it ended; every path out appends its event. */
+  async run(recorded: RecordedRun | null): Promise<RealRunEnd> {
+    this.recorded = recorded;
+    mkdirSync(this.home, { recursive: true, mode: 0o700 });
+    const hookFile = path.join(this.home, HOOK_CLIENT_FILE);
+    writeFileSync(hookFile, HOOK_CLIENT_SOURCE, { mode: 0o600 });
+    const node = nodeBinary();
+    const prepared = this.agent.prepareHome({
+      home: this.home,
+      workspace: this.workspace,
+      hookCommand: `'${node}' '${hookFile}'`,
+      configDir: this.meta.config_dir,
+    });
+    this.version = this.agent.version();
+    const norm = (s: string) => normPaths(s, this.workspace, this.home).split(node).join('<node>');
+    const config: Record<string, string> = { [norm(hookFile)]: sha256Hex(HOOK_CLIENT_SOURCE) };
+    for (const [f, text] of Object.entries(prepared.files)) config[norm(f)] = sha256Hex(norm(text));
+    const model = this.meta.model ?? this.agent.defaultModel;
+    this.append('run_started', {
+      task_id: this.loaded.task.id,
+      title: this.loaded.task.title,
+      goal: this.loaded.task.goal,
+      agent: {
+        name: this.agent.name,
+        version: this.version,
+        variant: this.meta.variant,
+        seed: this.meta.seed,
+        model,
+        model_from: this.meta.model_from,
+      },
+      config_digest: sha256Hex(canonicalJson(config) ?? ''),
+      config,
+      policy_digest: this.loaded.policy_digest,
+      budget: { ...this.budget },
+      mode: this.meta.mode,
+      paths: { workspace: this.workspace, home: this.home },
+      ...(this.meta.of ? { of: this.meta.of } : {}),
+    });
+    const gateway = new Gateway({
+      dialect: this.agent.dialect,
+      source: this.source(),
+      token: this.token,
+      host: this,
+      prompt: this.loaded.task.goal,
+      workspace: this.workspace,
+      home: this.home,
+    });
+    this.gateway = gateway;
+    const url = await gateway.listen();
+    try {
+      const launch = this.agent.launch({
+        home: this.home,
+        workspace: this.workspace,
+        prepared,
+        gatewayUrl: url,
+        token: this.token,
+        prompt: this.loaded.task.goal,
+        model,
+        hookEnv: { PROOFLOOP_HOOK_URL: `${url}/proofloop/hook`, PROOFLOOP_HOOK_TOKEN: this.token },
+      });
+      const exit = await this.runAgent(launch.command, launch.args, launch.env);
+      await this.settle();
+      await this.linkTranscripts();
+      if (!this.ended && exit.code !== 0) {
+        this.fail(
+          'agent_exit',
+          `${this.agent.name} exited (${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`})`,
+          { exit_code: exit.code, signal: exit.signal, stack_digest: sha256Hex(exit.stderr) },
+        );
+      }
+      if (this.ended) {
+        if (this.terminal) this.batch([this.terminal]);
+        return this.ended;
+      }
+      return await this.judge();
+    } finally {
+      this.kill?.();
+      this.closed = true;
+      await gateway.close();
+    }
+  }
+
+  private runAgent(
+    command: string,
+    args: string[],
+    env: Record<string, string>,
+  ): Promise<{ code: number | null; signal: string | null; stderr: string }> {
+    return new Promise((resolve) => {
+      const child = spawn(command, args, {
+        cwd: this.workspace,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (b: Buffer) => {
+        if (stdout.length < 8 << 20) stdout += b.toString('utf8');
+      });
+      child.stderr.on('data', (b: Buffer) => {
+        if (stderr.length < 65_536) stderr += b.toString('utf8');
+      });
+      this.kill = () => {
+        try {
+          if (child.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      };
+      const left = this.budget.wall_ms - (performance.now() - this.t0);
+      const timer = setTimeout(
+        () => this.exhaust('wall_ms', this.budget.wall_ms, Math.round(performance.now() - this.t0)),
+        Math.max(0, left),
+      );
+      child.on('error', (e) => {
+        clearTimeout(timer);
+        resolve({ code: -1, signal: null, stderr: `${e.message}\n${stderr}` });
+      });
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        const out = storeArtifact(this.runDir, stdout);
+        this.append('agent_exited', {
+          code,
+          signal,
+          duration_ms: Math.round(performance.now() - this.t0),
+          stdout: { digest: out.digest, bytes: out.bytes, redacted: out.redacted },
+          stderr_excerpt: boundedExcerpt(redactText(stderr).text, 2048),
+        });
+        resolve({ code, signal, stderr });
+      });
+    });
+  }
+
+  /** Lets answers being recorded finish before the run's last events. */
+  private async settle(): Promise<void> {
+    for (let i = 0; i < 50 && (this.gateway?.inFlight ?? 0) > 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setImmediate(r));
+  }
+
+  private exhaust(budget: 'steps' | 'tokens' | 'wall_ms', limit: number, used: number): void {
+    if (this.ended) return;
+    this.append('budget_exhausted', { budget, limit, used });
+    this.terminal = { kind: 'run_completed', payload: { outcome: 'budget_exhausted', budget } };
+    this.ended = { status: 'completed', outcome: 'budget_exhausted', passed: false };
+    this.kill?.();
+  }
+
+  private fail(error_type: string, reason: string, extra: Record<string, unknown> = {}): void {
+    if (this.ended) return;
+    this.terminal = { kind: 'run_failed', payload: { reason, error_type, ...extra } };
+    this.ended = { status: 'failed', outcome: error_type, passed: false };
+    this.kill?.();
+  }
+
+  /** Imports the agent's transcripts with their adapter (ingest) and links each imported run. */
+  private async linkTranscripts(): Promise<void> {
+    for (const file of this.agent.transcripts(this.home)) {
+      const key = keyOf(this.ledger.folder, file);
+      let events = 0;
+      let error: string | null = null;
+      try {
+        events = (await ingestFile(this.ledger, file)).events;
+      } catch (e) {
+        error = (e as Error).message;
+      }
+      const sub = /agent-([0-9a-z]+)\.jsonl$/.exec(file)?.[1] ?? null;
+      this.append('transcript_linked', {
+        run_id: fileRun(key),
+        file: key,
+        subagent: sub,
+        events,
+        ...(error ? { error } : {}),
+      });
+    }
+  }
+
+  private async judge(): Promise<RealRunEnd> {
+    const j = this.loaded.task.judge;
+    try {
+      const v = await runJudge(this.workspace, j.command, j.timeout_ms);
+      const art = storeArtifact(this.runDir, v.output);
+      const outcome = v.passed ? 'passed' : 'failed';
+      this.batch([
+        {
+          kind: 'judge_verdict',
+          payload: {
+            passed: v.passed,
+            tests_passed: v.tests_passed,
+            tests_failed: v.tests_failed,
+            command: v.command,
+            exit_code: v.exit_code,
+            timed_out: v.timed_out,
+            output_digest: art.digest,
+            excerpt: boundedExcerpt(art.text, this.loaded.policy.limits.excerpt_bytes),
+            artifact: { digest: art.digest, redacted: art.redacted },
+          },
+        },
+        { kind: 'run_completed', payload: { outcome, judge_runs: 1 } },
+      ]);
+      return (this.ended = { status: 'completed', outcome, passed: v.passed });
+    } catch (e) {
+      const stderr = (e as { stderr?: string }).stderr ?? (e as Error).stack ?? '';
+      this.append('run_failed', {
+        reason: (e as Error).message,
+        error_type: 'judge_error',
+        stack_digest: sha256Hex(stderr),
+      });
+      return (this.ended = { status: 'failed', outcome: 'judge_error', passed: false });
+    }
+  }
+
+  // ---- GatewayHost ----
+
+  admit(): string | null {
+    if (this.ended) return `the run has ended (${this.ended.outcome})`;
+    return null;
+  }
+
+  record(ex: GatewayExchange): void {
+    const { req, answer } = ex;
+    const request = this.storeRequest(req);
+    const resp = storeArtifact(this.runDir, ex.responseBody);
+    // The budget counts generated tokens: a real agent resends a ~20k-token prompt every turn.
+    this.tokens += answer.usage.output_tokens;
+    const items: Item[] = [];
+    // A result of a call no hook decided: the hook failed before it could ask (it denies, exit 2).
+    for (const r of req.parsed.results) {
+      if (this.proposed.has(r.call_id) && !this.decided.has(r.call_id)) {
+        this.decided.add(r.call_id);
+        items.push(
+          {
+            kind: 'hook_failed',
+            payload: {
+              call_id: r.call_id,
+              reason: 'no decision reached the host: the hook failed before asking',
+              result_excerpt: boundedExcerpt(redactText(r.output).text, 512),
+            },
+          },
+          {
+            kind: 'action_denied',
+            payload: { call_id: r.call_id, rule: 'hook', reason: 'the hook failed; a failing hook denies' },
+          },
+        );
+      }
+    }
+    items.push({
+      kind: 'model_responded',
+      payload: {
+        lane: req.parsed.lane,
+        index: req.index,
+        turn: req.parsed.turn,
+        source: ex.source,
+        model: answer.model || req.parsed.model,
+        agent_version: req.parsed.agentVersion,
+        request,
+        answer: { digest: resp.digest, bytes: resp.bytes, status: ex.status },
+        content: boundedExcerpt(redactText(answer.text).text, 2048),
+        stop_reason: answer.stop,
+        calls: answer.calls.map((c) => c.id),
+        tokens: answer.usage.output_tokens,
+        usage: answer.usage,
+      },
+    });
+    for (const c of answer.calls) {
+      this.proposed.add(c.id);
+      this.proposals += 1;
+      items.push({
+        kind: 'model_proposed',
+        payload: { call_id: c.id, tool: c.name, args: c.input, tokens: 0, lane: req.parsed.lane },
+      });
+    }
+    this.batch(items);
+    if (this.proposals > this.budget.steps) this.exhaust('steps', this.budget.steps, this.proposals);
+    else if (this.tokens > this.budget.tokens) this.exhaust('tokens', this.budget.tokens, this.tokens);
+  }
+
+  noAnswer(
+    req: SourceRequest,
+    reason: string,
+    cause?: DivergenceCause,
+    detail?: Record<string, unknown>,
+  ): void {
+    // The unanswered request is kept like an answered one: the diff shows what the agent asked.
+    const payload = {
+      lane: req.parsed.lane,
+      index: req.index,
+      turn: req.parsed.turn,
+      reason,
+      request: this.storeRequest(req),
+      ...(cause ? { cause } : {}),
+      ...(detail ?? {}),
+    };
+    this.append(cause ? 'replay_diverged' : 'model_unanswered', payload);
+    if (cause) this.fail('replay_diverged', `replay diverged (${cause}): ${reason}`);
+    else this.fail(reason.startsWith('model_crash') ? 'model_crash' : 'model_unanswered', reason);
+  }
+
+  private storeRequest(req: SourceRequest): {
+    digest: string;
+    bytes: number;
+    canonical: string;
+    parts: string;
+  } {
+    const redactedBody = redactCredentials(req.body).value as Record<string, unknown>;
+    const request = storeParts(this.runDir, redactedBody);
+    const canon = canonicalDigests(
+      this.agent.dialect.canonical(redactedBody, { workspace: this.workspace, home: this.home }),
+    );
+    const parts = storeArtifact(this.runDir, JSON.stringify(canon), { redacted: true });
+    return { digest: request.digest, bytes: req.rawBody.length, canonical: canon.all, parts: parts.digest };
+  }
+
+  badRequest(status: number, message: string): void {
+    this.append('gateway_refused', { status, reason: message });
+  }
+
+  async hook(body: unknown): Promise<unknown> {
+    let call: HookCall;
+    try {
+      call = this.agent.hook.parse(body);
+    } catch (e) {
+      this.append('hook_failed', { reason: `hook input: ${(e as Error).message}` });
+      return { block: `ProofLoop could not read the hook input: ${(e as Error).message}` };
+    }
+    try {
+      return call.event === 'pre' ? this.pre(call) : this.post(call);
+    } catch (e) {
+      this.decided.add(call.call_id);
+      this.batch([
+        { kind: 'hook_failed', payload: { call_id: call.call_id, reason: (e as Error).message } },
+        {
+          kind: 'action_denied',
+          payload: {
+            call_id: call.call_id,
+            rule: 'hook',
+            reason: `the hook failed: ${(e as Error).message}`,
+          },
+        },
+      ]);
+      return { block: `ProofLoop's hook failed (the call is denied): ${(e as Error).message}` };
+    }
+  }
+
+  private pre(call: HookCall): unknown {
+    if (this.ended)
+      return this.agent.hook.answer(call, { allowed: false, rule: 'run', reason: 'the run has ended' });
+    const p = this.agent.hook.toPolicy(call, this.workspace);
+    let d: Decision = p.decided ?? this.engine.decide({ tool: p.tool, args: p.args });
+    if (d.allowed && !p.decided) d = confine(this.workspace, p.tool, p.args) ?? d;
+    this.decided.add(call.call_id);
+    const who = call.agent_id ? { agent_id: call.agent_id } : {};
+    const items: Item[] = [
+      {
+        kind: d.allowed ? 'action_allowed' : 'action_denied',
+        payload: { call_id: call.call_id, tool: call.tool, rule: d.rule, reason: d.reason, ...who },
+      },
+    ];
+    if (d.allowed)
+      items.push({
+        kind: 'tool_invoked',
+        payload: { call_id: call.call_id, tool: call.tool, args: call.input, ...who },
+      });
+    const div = this.recorded?.decisions.get(call.call_id);
+    if (div && div.allowed !== d.allowed) {
+      items.push({
+        kind: 'replay_diverged',
+        payload: {
+          cause: 'decision',
+          call_id: call.call_id,
+          source_seq: div.seq,
+          expected: { allowed: div.allowed, rule: div.rule },
+          actual: { allowed: d.allowed, rule: d.rule },
+        },
+      });
+    }
+    this.batch(items);
+    if (d.allowed && p.writes) {
+      let before: string | null = null;
+      try {
+        before = readFileSync(path.join(this.workspace, p.writes), 'utf8');
+      } catch {
+        before = null;
+      }
+      this.pendingWrites.set(call.call_id, { path: p.writes, before });
+    }
+    return this.agent.hook.answer(call, d);
+  }
+
+  private post(call: HookCall): unknown {
+    const output = call.output ?? '';
+    const art = storeArtifact(this.runDir, output);
+    const norm = sha256Hex(normaliseText(art.text, { workspace: this.workspace, home: this.home }));
+    const items: Item[] = [
+      {
+        kind: 'tool_returned',
+        payload: {
+          call_id: call.call_id,
+          status: call.is_error ? 'error' : 'ok',
+          duration_ms: call.duration_ms ?? 0,
+          excerpt: boundedExcerpt(art.text, this.loaded.policy.limits.excerpt_bytes),
+          digest: art.digest,
+          result_digest: norm,
+          bytes: art.bytes,
+          artifact: { digest: art.digest, redacted: art.redacted },
+          ...(call.agent_id ? { agent_id: call.agent_id } : {}),
+        },
+      },
+    ];
+    const w = this.pendingWrites.get(call.call_id);
+    if (w) {
+      this.pendingWrites.delete(call.call_id);
+      let after: string | null = null;
+      try {
+        after = readFileSync(path.join(this.workspace, w.path), 'utf8');
+      } catch {
+        after = null;
+      }
+      if (after !== w.before) {
+        const patch = redactText(
+          createTwoFilesPatch(`a/${w.path}`, `b/${w.path}`, w.before ?? '', after ?? ''),
+        ).text;
+        items.push({
+          kind: 'file_changed',
+          payload: {
+            call_id: call.call_id,
+            path: w.path,
+            before: w.before === null ? null : sha256Hex(w.before),
+            after: after === null ? null : sha256Hex(after),
+            patch: boundedExcerpt(patch, PATCH_BYTES),
+          },
+        });
+      }
+    }
+    const rec = this.recorded?.results.get(call.call_id);
+    if (rec && rec.digest !== norm) {
+      items.push({
+        kind: 'replay_diverged',
+        payload: {
+          cause: 'environment',
+          call_id: call.call_id,
+          tool: call.tool,
+          source_seq: rec.seq,
+          expected: rec.digest,
+          actual: norm,
+        },
+      });
+    }
+    this.batch(items);
+    return this.agent.hook.answer(call, { allowed: true, rule: 'post', reason: 'recorded' });
+  }
+}
