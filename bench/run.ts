@@ -13,6 +13,7 @@ import { benchUi } from './ui';
 import { benchOtlp } from './otlp';
 import { benchOpen } from './open';
 import { benchSessions } from './sessions';
+import { benchInspect } from './inspect';
 import { benchTeamLedger } from './team-ledger';
 
 const benches: { name: string; run: () => unknown }[] = [
@@ -25,6 +26,8 @@ const benches: { name: string; run: () => unknown }[] = [
   { name: 'open', run: () => benchOpen() },
   // PostgreSQL beside SQLite (skipped, saying why, without PostgreSQL).
   { name: 'team-ledger', run: () => benchTeamLedger() },
+  // An Inspect AI log with 100,000 events in one sample (PL_BENCH_INSPECT_EVENTS=<n>).
+  { name: 'inspect', run: () => benchInspect() },
   // PL_BENCH_SESSIONS_PART=many|big: one half of it.
   {
     name: 'sessions',

@@ -1,6 +1,9 @@
 import { cpSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { inflateRawSync } from 'node:zlib';
+import { createWriteStream } from 'node:fs';
+import { finished } from 'node:stream/promises';
+import yazl from 'yazl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { homeForFile } from './helpers/tmp';
 import { Ledger, type StoredEvent } from '../../electron/ledger';
@@ -320,5 +323,81 @@ describe('an Inspect .eval with zstd entries (method 93)', () => {
     const zstd = await read('log_message_deduplication.zstd.eval');
     expect(deflate.length).toBe(2);
     expect(zstd).toEqual(deflate);
+  });
+});
+
+/**
+ * The chunked per-sample layout (`samples/<id>_epoch_<n>/sample.json`, `events/<start>.json`,
+ * `messages/<start>.json`, `attachments/<start>.json`; design/large-samples.md of inspect_ai). No
+ * public log in it was found: this one is derived here from the real sample of
+ * log_message_deduplication.eval as Inspect's converter lays it out (its message pool then its
+ * final messages as the messages sequence, `message_refs` naming the final ones, attachments by
+ * index), events and messages cut into two chunks each.
+ */
+describe('an Inspect .eval with a chunked sample (derived from a real one)', () => {
+  it('reads the chunks in order: every event, pooled message and attachment once, in the monolith’s order', async () => {
+    const src = evalEntries(path.join(FIX, 'log_message_deduplication.eval'));
+    const sample = src.get('samples/0_epoch_1.json') as Obj;
+    const atts = sample.attachments as Record<string, string>;
+    const keys = Object.keys(atts);
+    const byIndex = (text: string) =>
+      text.replace(/attachment:\/\/([0-9a-f]{32})/g, (_m, k: string) => `attachment://${keys.indexOf(k)}`);
+    const events = JSON.parse(byIndex(JSON.stringify(sample.events))) as Obj[];
+    const pool = sample.message_pool as unknown[];
+    const finals = sample.messages as unknown[];
+    const messages = [...pool, ...finals];
+    const shell: Obj = {};
+    for (const [k, v] of Object.entries(sample))
+      if (!['events', 'messages', 'attachments', 'message_pool'].includes(k)) shell[k] = v;
+    shell.message_refs = [[pool.length, messages.length]];
+    const zip = new yazl.ZipFile();
+    const add = (name: string, value: unknown) => zip.addBuffer(Buffer.from(JSON.stringify(value)), name);
+    for (const [name, value] of src) if (!name.startsWith('samples/')) add(name, value);
+    const p = 'samples/0_epoch_1/';
+    add(`${p}sample.json`, JSON.parse(byIndex(JSON.stringify(shell))));
+    const cut = 20;
+    add(`${p}events/0.json`, events.slice(0, cut));
+    add(`${p}events/${cut}.json`, events.slice(cut));
+    add(`${p}messages/0.json`, messages.slice(0, 3));
+    add(`${p}messages/3.json`, messages.slice(3));
+    add(
+      `${p}attachments/0.json`,
+      keys.map((k) => atts[k]),
+    );
+    zip.end();
+    const folder = path.join(tmpOf(), 'chunked');
+    mkdirSync(folder);
+    const file = path.join(folder, 'chunked.eval');
+    const out = createWriteStream(file);
+    zip.outputStream.pipe(out);
+    await finished(out);
+
+    const l = Ledger.open(folder);
+    try {
+      await ingestFolder(l);
+      expect(l.findings()).toEqual([]);
+      const run = l.runs().find((r) => r.run_id.endsWith(':0_epoch_1'))!;
+      const evs = l.read(run.run_id);
+      // Every event, as the chunks hold it, in order.
+      const top = evs.filter((e) => e.source?.ids?.event !== undefined && e.source.ids.parent === undefined);
+      const distinct = top.filter((e, i) => i === 0 || top[i - 1]!.source!.line !== e.source!.line);
+      expect(distinct.map((e) => e.payload)).toEqual(events);
+      // Each item of the messages sequence once: the pooled ones before the model events naming them,
+      // the final ones (message_refs) after the events.
+      const msgs = evs.filter((e) => e.kind === 'inspect_message');
+      expect(msgs.map((e) => Number(e.source!.ids!.index)).sort((a, b) => a - b)).toEqual(
+        messages.map((_, i) => i),
+      );
+      const firstModel = evs.find((e) => e.kind === 'model_responded')!;
+      expect(evs.find((e) => e.kind === 'inspect_message' && e.source!.ids!.index === '0')!.seq).toBeLessThan(
+        firstModel.seq,
+      );
+      // The attachment, by index, before the first record that names it.
+      const att = evs.filter((e) => e.kind === 'inspect_attachment');
+      expect(att.map((e) => e.payload.content)).toEqual(keys.map((k) => atts[k]));
+      expect(evs.at(-1)!.kind).toBe('run_completed');
+    } finally {
+      l.close();
+    }
   });
 });
