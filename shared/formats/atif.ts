@@ -67,12 +67,17 @@ function interpret(kind: string, p: Obj, source: SourceRef | null | undefined): 
       };
     case 'model_proposed': {
       const c = call(p, part);
+      const id = str(c?.tool_call_id) ?? '';
+      // A trajectory ProofLoop wrote (atif-out.ts) wraps args that were no object as {input}.
+      const x =
+        isObj(p.extra) && isObj(p.extra.proofloop) && isObj(p.extra.proofloop.calls)
+          ? p.extra.proofloop.calls
+          : {};
+      const mine = isObj(x[id]) ? x[id] : {};
+      const args =
+        isObj(c?.arguments) && mine.args === 'wrapped' ? c.arguments.input : (c?.arguments ?? null);
       return {
-        payload: {
-          call_id: str(c?.tool_call_id) ?? '',
-          tool: str(c?.function_name) ?? '',
-          args: c?.arguments ?? null,
-        },
+        payload: { call_id: id, tool: str(c?.function_name) ?? '', args },
         inferred: [],
       };
     }

@@ -2,10 +2,16 @@ import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ProofloopError } from '../../../shared/result';
 import { exportBundle, openBundle, previewBundle, verifyBundle, type RedactionProfile } from '../../bundle';
+import { exportAtif } from '../../bundle/atif';
 import type { BundleVerdict } from '../../bundle/format';
 import type { CliContext } from '../context';
 import { EXIT } from '../context';
 import { table } from '../format';
+
+const formatArg = (v: string): 'bundle' | 'atif' => {
+  if (v !== 'bundle' && v !== 'atif') throw new InvalidArgumentError('--format is bundle or atif');
+  return v;
+};
 
 const profileArg = (v: string): RedactionProfile => {
   if (v !== 'share' && v !== 'credentials')
@@ -86,7 +92,16 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .description(
       'write a redacted audit bundle (zip) of runs: events, final states, manifest, VERIFY.md, report.html',
     )
-    .requiredOption('--out <file>', 'the bundle to write (e.g. audit.zip)')
+    .requiredOption(
+      '--out <file>',
+      'the file to write (e.g. audit.zip, or trajectory.json with --format atif)',
+    )
+    .option(
+      '--format <format>',
+      'bundle (default: the audit bundle) or atif (one run as an ATIF trajectory.json, for Harbor and other benchmark harnesses)',
+      formatArg,
+      'bundle',
+    )
     .option(
       '--profile <profile>',
       'redaction profile: share (default: credentials and personal data) or credentials',
@@ -102,9 +117,28 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .action(
       async (
         runs: string[],
-        o: { out: string; profile: RedactionProfile; sign?: boolean; force?: boolean; preview?: boolean },
+        o: {
+          out: string;
+          profile: RedactionProfile;
+          sign?: boolean;
+          force?: boolean;
+          preview?: boolean;
+          format: 'bundle' | 'atif';
+        },
       ) => {
         const ledger = await ctx.ledger();
+        if (o.format === 'atif') {
+          if (runs.length !== 1)
+            throw new InvalidArgumentError('--format atif writes one run: name exactly one');
+          if (o.sign || o.preview) throw new InvalidArgumentError('--sign and --preview are for bundles');
+          const r = exportAtif(ledger, runs[0]!, o.out, { profile: o.profile, force: o.force });
+          ctx.print(
+            r,
+            () =>
+              `wrote ${r.out}: run ${r.run_id} as ATIF (${r.events} events in ${r.steps} steps; profile ${o.profile}, ${r.redacted_values} values redacted)`,
+          );
+          return;
+        }
         if (o.preview) {
           const p = previewBundle(ledger, runs, o.profile);
           ctx.print(p, () =>
