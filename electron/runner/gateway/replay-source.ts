@@ -148,7 +148,9 @@ export function replaySource(o: ReplaySourceOptions): AnswerSource {
       const n = Math.min(want.messages.length, live.messages.length);
       for (let k = 0; k < n; k++) {
         if (want.messages[k] === live.messages[k]) continue;
-        const msgs = (req.body as { messages?: unknown[]; input?: unknown[] }).messages ?? [];
+        // Messages (Anthropic) or input items (Responses): the dialect's canonical messages, one for one.
+        const b = req.body as { messages?: unknown[]; input?: unknown[] };
+        const msgs = b.messages ?? b.input ?? [];
         const results = o.dialect.toolResultOf(msgs[k]);
         return results.length > 0
           ? none('environment', `a tool result the model sees differs (message ${k})`, {
