@@ -140,7 +140,7 @@ function sampleJson(n: number): { text: string; events: number } {
 }
 
 /** The `.eval` zip: journal start, the sample, summaries, reductions, header; deflate, as Inspect writes. */
-async function writeEval(file: string, n: number): Promise<{ events: number; sample_mb: number }> {
+export async function writeEval(file: string, n: number): Promise<{ events: number; sample_mb: number }> {
   const zip = new yazl.ZipFile();
   const spec = {
     eval_id: EVAL_ID,

@@ -47,7 +47,10 @@ export async function* streamedBlocks(
           }
         : withRunMeta(parseMapped(fmt!, fmt!, r.events, {}, r.where), r.events),
     );
-    if (results.length >= BLOCK_RECORDS || performance.now() - since >= BLOCK_MS) {
+    // Timed from the block's first record: a record that took long to read (a sample entry of tens
+    // of MB) joins the records before it, so the first commit already holds a sample's first rows.
+    if (results.length === 1) since = performance.now();
+    else if (results.length >= BLOCK_RECORDS || performance.now() - since >= BLOCK_MS) {
       yield { t: 'lines', start, end: start, lines: results.length, results };
       results = [];
       since = performance.now();

@@ -81,18 +81,20 @@ async function readEntry(zip: yauzl.ZipFile, e: yauzl.Entry, max: number): Promi
     );
   }
   if (stream !== raw) raw.once('error', (err) => stream.destroy(err));
-  const chunks: Buffer[] = [];
+  // One buffer of the declared size, filled as the chunks come: joining them after doubled the
+  // copying and the garbage of a sample of tens of MB (a profile of a 23 MB sample's read).
+  const out = Buffer.allocUnsafe(e.uncompressedSize);
   let bytes = 0;
   for await (const c of stream as AsyncIterable<Buffer>) {
-    bytes += c.length;
-    if (bytes > max || bytes > e.uncompressedSize) {
+    if (bytes + c.length > max || bytes + c.length > e.uncompressedSize) {
       raw.destroy();
       stream.destroy();
       throw new Error(`entry ${name} expands beyond its declared ${e.uncompressedSize} bytes`);
     }
-    chunks.push(c);
+    c.copy(out, bytes);
+    bytes += c.length;
   }
   if (bytes !== e.uncompressedSize)
     throw new Error(`entry ${name} holds ${bytes} bytes, not the ${e.uncompressedSize} its header declares`);
-  return Buffer.concat(chunks, bytes);
+  return out;
 }
