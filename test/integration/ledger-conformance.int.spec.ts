@@ -7,6 +7,9 @@ import { PostgresEngine } from '../../electron/ledger/postgres/engine';
 import { portableRun, type LedgerEngine } from '../../electron/ledger/engine';
 import { pushRuns } from '../../electron/ledger/push';
 import { ingestFile } from '../../electron/ingest';
+import { readFileSync } from 'node:fs';
+import { RunHost } from '../../electron/runner/host';
+import { startOtlpReceiver } from '../../electron/otlp';
 import { ZERO_HASH } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import { clusterForFile } from './helpers/pg-cluster';
@@ -253,5 +256,40 @@ describe.each(engines)('ledger engine: %s', (name, make, skip) => {
         local.read(r.run_id).map((x) => x.payload),
       );
     }
+  });
+
+  test('a runner run and OTLP spans written to a folder move in with their digests and verify the same', async () => {
+    // The runner (real simulated model, policy and judge processes) and the OTLP receiver write the
+    // embedded ledger; push moves their runs through the interface.
+    const dir = folder();
+    const local = Ledger.open(dir);
+    later(() => local.close());
+    const host = new RunHost(local, { tasksDir: path.join(repoRoot, 'tasks') });
+    const started = host.start({ task_id: 'fix-median', variant: 'careful', seed: 1, mode: 'live' });
+    await started.done;
+    const rx = await startOtlpReceiver({ ledger: () => local, port: 0 });
+    const body = readFileSync(path.join(repoRoot, 'test/fixtures/otlp/openllmetry-openai-0.62.3.json'));
+    const res = await fetch(`http://127.0.0.1:${rx.port}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    expect(res.status).toBe(200);
+    await rx.close();
+    const ids = local.runs().map((r) => r.run_id);
+    expect(ids).toContain(started.run_id);
+    expect(ids.length).toBeGreaterThan(1);
+    const e = await open(make);
+    const from = new SqliteEngine(local);
+    await pushRuns(from, e, ids);
+    for (const id of ids) {
+      const here = await from.verify(id);
+      expect(await e.verify(id)).toMatchObject({
+        ok: true,
+        head_seq: here.head_seq,
+        head_hash: here.head_hash,
+      });
+    }
+    expect((await e.run(started.run_id))?.status).toBe('completed');
   });
 });
