@@ -1,3 +1,4 @@
+import { forgetDiffEvents } from '../features/diff/diffEvents';
 import type { StateCreator } from 'zustand';
 import { callOptional, type UiError } from '../api/api';
 import type { RunsDiff } from '../api/types';
@@ -42,6 +43,7 @@ export const createDiffSlice: StateCreator<AppState, [], [], DiffSlice> = (set, 
   diffRow: null,
   compareWith: null,
   async openDiff(left, right) {
+    forgetDiffEvents();
     set({
       view: 'diff',
       diffLeft: left,

@@ -6,16 +6,29 @@ import { useApp } from '../../store';
 import { firstDivergenceRow } from '../../store/diffSlice';
 import { ErrorBox } from '../../ui/ErrorBox';
 import { JsonTree } from '../../ui/JsonTree';
-import { ChangeList } from '../inspector/StateView';
+import { ChangeList, GroupedChanges } from '../inspector/StateView';
 import { KindIcon } from '../../ui/icons';
 import { toneOf } from '../../ui/kinds';
+import { useSummary } from './diffEvents';
 
 const ROW_H = 22;
 
 /** CSS name of a row type (`only_left` → `only-left`). */
 const typeClass = (t: DiffRow['type']) => t.replace('_', '-');
 
-function Side({ seq, kind, count }: { seq: number | null; kind: string | null; count: number }) {
+function Side({
+  runId,
+  seq,
+  kind,
+  count,
+}: {
+  runId: string | null;
+  seq: number | null;
+  kind: string | null;
+  count: number;
+}) {
+  // What the event is about, so a changed row says what differs (`search(percent)`), not only its kind.
+  const summary = useSummary(count > 1 ? null : runId, seq);
   if (seq == null) return <span className="d-side empty" />;
   return (
     <span className="d-side">
@@ -27,6 +40,11 @@ function Side({ seq, kind, count }: { seq: number | null; kind: string | null; c
         </span>
       )}
       {count > 1 && <span className="dim">+{count - 1} more</span>}
+      {summary && (
+        <span className="mono d-summary" data-testid="diff-summary" title={summary}>
+          {summary}
+        </span>
+      )}
     </span>
   );
 }
@@ -44,6 +62,8 @@ const Row = memo(function Row({
 }) {
   const selected = useApp((s) => s.diffRow === index);
   const select = useApp((s) => s.selectDiffRow);
+  const left = useApp((s) => s.diffLeft);
+  const right = useApp((s) => s.diffRight);
   return (
     <div
       className={`d-row d-${typeClass(row.type)}${selected ? ' selected' : ''}${first ? ' first-divergence' : ''}`}
@@ -58,8 +78,8 @@ const Row = memo(function Row({
       <span className="d-mark">
         {row.type === 'same' ? '' : row.type === 'changed' ? '≠' : row.type === 'only_left' ? '−' : '+'}
       </span>
-      <Side seq={row.left_seq} kind={row.left_kind} count={row.count} />
-      <Side seq={row.right_seq} kind={row.right_kind} count={row.count} />
+      <Side runId={left} seq={row.left_seq} kind={row.left_kind} count={row.count} />
+      <Side runId={right} seq={row.right_seq} kind={row.right_kind} count={row.count} />
     </div>
   );
 });
@@ -208,7 +228,7 @@ export function DiffView() {
       )}
       {diff && (
         <div className="split">
-          <div className="pane">
+          <div className="pane timeline-pane">
             <div className="d-head">
               <span className="d-mark" />
               <span className="d-side">left · {left}</span>
@@ -241,7 +261,7 @@ export function DiffView() {
               {diff.state_changes.length === 0 ? (
                 <div className="dim">none: both runs end in the same state</div>
               ) : (
-                <ChangeList changes={diff.state_changes} testId="final-state-changes" />
+                <GroupedChanges changes={diff.state_changes} testId="final-state-changes" />
               )}
               {diff.state_changes_left_off > 0 && (
                 <div className="dim">… {diff.state_changes_left_off} more</div>

@@ -11,6 +11,22 @@ function short(v: unknown): string {
   return s.length > 80 ? `${s.slice(0, 79)}…` : s;
 }
 
+/**
+ * Paths every step changes (the seq, the clock): listed after the change that matters, which a
+ * person reads first.
+ */
+const BOOKKEEPING =
+  /^(seq|last_at|last_ms|started_at|started_ms|projection)$|(^|\.)(wall_ms|elapsed_ms|used\.wall_ms)$/;
+export const isBookkeeping = (path: string): boolean => BOOKKEEPING.test(path);
+
+/** The changes, bookkeeping last, the order otherwise kept. */
+export function byWhatMatters(changes: readonly StateChange[]): StateChange[] {
+  return [...changes.filter((c) => !isBookkeeping(c.path)), ...changes.filter((c) => isBookkeeping(c.path))];
+}
+
+/** The first segment of a change's path (`calls[call_id=c1].status` → `calls`). */
+const groupOf = (path: string): string => /^[^.[]+/.exec(path)?.[0] ?? path;
+
 /** Changes listed at most, whatever `shown` asks for (the rest are counted). */
 const MAX_LISTED = 100;
 
@@ -27,6 +43,7 @@ export const ChangeList = memo(function ChangeList({
   shown?: number;
 }) {
   const [all, setAll] = useState(false);
+  const ordered = useMemo(() => byWhatMatters(changes), [changes]);
   if (changes.length === 0)
     return (
       <div className="dim changes-none" data-testid={testId} data-count="0">
@@ -39,8 +56,13 @@ export const ChangeList = memo(function ChangeList({
   return (
     <ul className="changes mono" data-testid={testId} data-count={changes.length}>
       {/* Keyed by position: the next step's list reuses these items and only rewrites their text. */}
-      {changes.slice(0, listed).map((c, i) => (
-        <li key={i} data-testid="state-change" data-path={c.path}>
+      {ordered.slice(0, listed).map((c, i) => (
+        <li
+          key={i}
+          data-testid="state-change"
+          data-path={c.path}
+          className={isBookkeeping(c.path) ? 'c-bookkeeping' : undefined}
+        >
           <span className="c-path">{c.path}</span>
           <span className="c-old">{short(c.old)}</span>
           <span className="c-arrow">→</span>
@@ -63,6 +85,36 @@ export const ChangeList = memo(function ChangeList({
     </ul>
   );
 });
+
+/** A long list of changes (two runs' final states) by the part of the state each is in, each part folded. */
+export function GroupedChanges({ changes, testId }: { changes: StateChange[]; testId: string }) {
+  const groups = useMemo(() => {
+    const m = new Map<string, StateChange[]>();
+    for (const c of byWhatMatters(changes)) {
+      const g = groupOf(c.path);
+      m.set(g, [...(m.get(g) ?? []), c]);
+    }
+    return [...m.entries()];
+  }, [changes]);
+  return (
+    <div className="change-groups" data-testid={testId} data-count={changes.length}>
+      {groups.map(([g, list]) => (
+        <details
+          key={g}
+          className="change-group"
+          data-testid="change-group"
+          data-group={g}
+          open={groups.length <= 3}
+        >
+          <summary className="mono">
+            {g} <span className="dim">({list.length})</span>
+          </summary>
+          <ChangeList changes={list} testId={`${testId}-${g}`} />
+        </details>
+      ))}
+    </div>
+  );
+}
 
 /**
  * Changes the state panel lists before "show them" (its box shows about seven). Listed whole, a

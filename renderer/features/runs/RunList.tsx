@@ -90,10 +90,13 @@ const RunItem = memo(function RunItem({
   run,
   selected,
   compare,
+  sharedTitle,
 }: {
   run: RunSummary;
   selected: boolean;
   compare: boolean;
+  /** Whether other rows listed have the same title (a task's goal): then the row says it once, in its tooltip. */
+  sharedTitle: boolean;
 }) {
   const selectRun = useApp((s) => s.selectRun);
   const { ref, details } = useRunDetailsOnScreen(run);
@@ -110,6 +113,7 @@ const RunItem = memo(function RunItem({
       data-outcome={run.outcome ?? ''}
       data-format={run.format}
       aria-selected={selected}
+      title={title && sharedTitle ? title : undefined}
       onClick={() => selectRun(run.run_id)}
     >
       <div className="run-line1">
@@ -128,12 +132,8 @@ const RunItem = memo(function RunItem({
             ↳ {run.run_id.slice(parent.length + 1)}
           </span>
         )}
-        <span className={`src src-${run.source}`} title={`source: ${run.source} (${run.format})`}>
-          {run.source}
-        </span>
-        <Integrity run={run} />
       </div>
-      {title && (
+      {title && !sharedTitle && (
         <div className="run-title-line" data-testid="run-item-title" title={title}>
           {title}
         </div>
@@ -150,10 +150,13 @@ const RunItem = memo(function RunItem({
         )}
         {run.variant && <span className="chip">{run.variant}</span>}
         <span className="spacer" />
-        <span className="mono dim" title="events">
-          {run.event_count.toLocaleString()} ev
+        <span className="mono dim run-counts" title="events · duration">
+          {run.event_count.toLocaleString()} ev{d !== null ? ` · ${formatMs(d)}` : ''}
         </span>
-        {d !== null && <span className="mono dim">{formatMs(d)}</span>}
+        <span className={`src src-${run.source}`} title={`source: ${run.source} (${run.format})`}>
+          {run.source}
+        </span>
+        <Integrity run={run} />
       </div>
       {details && (details.project || details.model) && (
         <div className="run-line3 dim">
@@ -228,6 +231,15 @@ export function RunList() {
       [...new Set(Object.values(allDetails).map((d) => d.project))].filter((p): p is string => !!p).sort(),
     [allDetails],
   );
+  // Titles more than one listed run has (every run of a task is titled with its goal).
+  const titleCount = useMemo(() => {
+    const m = new Map<string, number>();
+    for (const r of runs ?? []) {
+      const t = allDetails[r.run_id]?.title;
+      if (t) m.set(t, (m.get(t) ?? 0) + 1);
+    }
+    return m;
+  }, [runs, allDetails]);
   const shown = useMemo(
     () =>
       runs
@@ -363,6 +375,7 @@ export function RunList() {
             run={r}
             selected={r.run_id === selected}
             compare={r.run_id === compareWith}
+            sharedTitle={(titleCount.get(allDetails[r.run_id]?.title ?? '') ?? 0) > 1}
           />
         ))}
       </ul>

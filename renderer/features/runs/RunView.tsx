@@ -107,7 +107,7 @@ function RunHeader() {
         </span>
         {run?.task_id && <span className="chip mono">task {run.task_id}</span>}
         {run?.variant && <span className="chip mono">{run.variant}</span>}
-        {run && <span className="chip">{run.source}</span>}
+        {run && run.source !== 'executed' && <span className="chip">{run.source}</span>}
         {runFindings.length > 0 && (
           <button
             type="button"
@@ -164,7 +164,7 @@ function RunHeader() {
           title="Write a redacted audit bundle of this run (and others)"
           onClick={() => openExport(runId)}
         >
-          ⇪ Export bundle…
+          ⇪ Export…
         </button>
         <CompareControl runId={runId} />
       </div>
