@@ -135,6 +135,8 @@ export function summaryHandlers(ctx: ServiceContext) {
         const name = [str(ev.task), str(ev.model)].filter((x) => x !== null).join(' · ');
         project = `${name || 'eval'} (${str(ev.eval_id) ?? str(ev.task_id) ?? run_id.split(':')[0]})`;
         model ??= str(ev.model);
+        // A sample's input (its goal) is often several lines: one line in the list.
+        if (title !== null) title = clipTitle(title);
       }
     }
     const out = { run_id, head_seq: run.head_seq, format: fmt, project, model, title, tokens };

@@ -11,6 +11,7 @@ import { ingestFolder } from '../../electron/ingest';
 import { diffRuns } from '../../electron/state/diff-runs';
 import { exportBundle, verifyBundle } from '../../electron/bundle';
 import { interpret } from '../../shared/formats';
+import { ProofloopService } from '../../electron/service/service';
 
 /**
  * Issue 27, Inspect AI: real logs of Inspect's own tests (test/fixtures/inspect, README there)
@@ -396,6 +397,68 @@ describe('an Inspect .eval with a chunked sample (derived from a real one)', () 
       const att = evs.filter((e) => e.kind === 'inspect_attachment');
       expect(att.map((e) => e.payload.content)).toEqual(keys.map((k) => atts[k]));
       expect(evs.at(-1)!.kind).toBe('run_completed');
+    } finally {
+      l.close();
+    }
+  });
+});
+
+describe('what the runs list shows of Inspect runs; an unfinished log', () => {
+  it('a sample’s summary names its eval as its project, its model, its input as title', async () => {
+    const name = '2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval';
+    const folder = path.join(tmpOf(), 'summary');
+    mkdirSync(folder);
+    cpSync(path.join(FIX, name), path.join(folder, name));
+    const service = new ProofloopService();
+    try {
+      await service.openFolder(folder);
+      const { head, samples } = recordsOfEval(path.join(FIX, name));
+      const spec = head.eval as Obj;
+      const runs = await service.invoke('runs.list', {});
+      const one = runs.find((r) => r.run_id.endsWith(`:${String(samples[0]!.id as string)}_epoch_1`))!;
+      const s = await service.invoke('run.summary', { run_id: one.run_id });
+      expect(s.format).toBe('inspect');
+      expect(s.project).toBe(`popularity · ${String(spec.model)} (${String(spec.task_id)})`);
+      expect(s.model).toBe(spec.model);
+      expect(s.title).toBe(
+        String(samples[0]!.input as string)
+          .replace(/\s+/g, ' ')
+          .trim()
+          .slice(0, 200),
+      );
+    } finally {
+      service.closeFolder();
+    }
+  });
+
+  it('an unfinished .eval (its journal, no header yet) opens: samples complete, the eval still running', async () => {
+    // What Inspect leaves while an eval runs: `_journal/` and the finished samples, no header.json,
+    // summaries.json or reductions.json (derived here from the real deduplication log).
+    const src = evalEntries(path.join(FIX, 'log_message_deduplication.eval'));
+    const zip = new yazl.ZipFile();
+    for (const [n, v] of src)
+      if (!['header.json', 'summaries.json', 'reductions.json'].includes(n))
+        zip.addBuffer(Buffer.from(JSON.stringify(v)), n);
+    zip.end();
+    const folder = path.join(tmpOf(), 'unfinished');
+    mkdirSync(folder);
+    const out = createWriteStream(path.join(folder, 'running.eval'));
+    zip.outputStream.pipe(out);
+    await finished(out);
+    const l = Ledger.open(folder);
+    try {
+      await ingestFolder(l);
+      expect(l.findings()).toEqual([]);
+      const start = src.get('_journal/start.json') as Obj;
+      const evalRun = l.runs().find((r) => !r.run_id.includes('_epoch_'))!;
+      expect(evalRun.run_id).toBe((start.eval as Obj).eval_id);
+      expect(evalRun.status).toBe('running');
+      const evs = l.read(evalRun.run_id);
+      expect(evs[0]!.kind).toBe('run_started');
+      expect(evs[0]!.payload).toEqual(start);
+      expect(evs.map((e) => e.kind)).toEqual(['run_started', 'inspect_journal_summaries']);
+      const sample = l.runs().find((r) => r.run_id.includes('_epoch_'))!;
+      expect(sample.status).toBe('completed');
     } finally {
       l.close();
     }
