@@ -349,8 +349,12 @@ export function attachSnapshotter(
         state = maintainSnapshots(ledger, runId, { every }).state;
       } else {
         const pending: { seq: number; json: string }[] = [];
+        // Folded as a read folds them (rawToFold): an imported or received run's events with its
+        // format, which says how they read (an OTLP run's calls are known without proposals).
+        const fmt = stmts(ledger.db).format(runId);
+        const withFmt = fmt !== undefined && fmt !== 'proofloop';
         for (const e of events) {
-          state = evolve(state, e);
+          state = evolve(state, withFmt ? { ...e, fmt } : e);
           if (e.seq % every === 0) pending.push({ seq: e.seq, json: encodeState(state) });
         }
         writeSnapshots(ledger, runId, pending, PROJECTION_VERSION);
