@@ -105,6 +105,8 @@ export class RealRun implements GatewayHost {
   private kill: (() => void) | null = null;
   private readonly decided = new Set<string>();
   private readonly proposed = new Set<string>();
+  /** Allowed calls with no result yet, and the policy's timeout of each. */
+  private readonly awaiting = new Map<string, number>();
   private readonly pendingWrites = new Map<string, { path: string; before: string | null }>();
   private readonly t0 = performance.now();
   readonly home: string;
@@ -414,6 +416,21 @@ export class RealRun implements GatewayHost {
           },
         );
       }
+      // A call the agent answered while it still runs (Codex's exec_command past its yield time):
+      // the host never gets its result; the command goes on in the agent's session, not killed.
+      const timeout = this.awaiting.get(r.call_id);
+      if (r.running && timeout !== undefined) {
+        this.awaiting.delete(r.call_id);
+        items.push({
+          kind: 'tool_timed_out',
+          payload: {
+            call_id: r.call_id,
+            timeout_ms: timeout,
+            killed: 'no',
+            reason: 'still running when the agent went on without its result',
+          },
+        });
+      }
     }
     items.push({
       kind: 'model_responded',
@@ -546,6 +563,7 @@ export class RealRun implements GatewayHost {
       });
     }
     this.batch(items);
+    if (d.allowed) this.awaiting.set(call.call_id, this.engine.timeoutOf(p.tool));
     if (d.allowed && p.writes) {
       let before: string | null = null;
       try {
@@ -559,6 +577,7 @@ export class RealRun implements GatewayHost {
   }
 
   private post(call: HookCall): unknown {
+    this.awaiting.delete(call.call_id);
     const output = call.output ?? '';
     const art = storeArtifact(this.runDir, output);
     const norm = sha256Hex(normaliseText(art.text, { workspace: this.workspace, home: this.home }));

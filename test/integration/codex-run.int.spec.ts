@@ -132,6 +132,18 @@ describe('Codex 0.169.0 refereed on the task catalog (sim source, no key)', () =
     expect(result.passed).toBe(false);
   });
 
+  it('hang: a command still running past its timeout is tool_timed_out (Codex keeps it in its session), and the run goes on', async () => {
+    const { result, events } = await codexRun('fix-discount', 'hang');
+    const slow = of(events, 'model_proposed').find((e) =>
+      JSON.stringify(payload(e).args).includes('slow.js'),
+    );
+    const id = payload(slow).call_id;
+    const timedOut = events.find((e) => e.kind === 'tool_timed_out' && payload(e).call_id === id);
+    expect(payload(timedOut), story(events)).toMatchObject({ timeout_ms: 2000, killed: 'no' });
+    expect(events.some((e) => e.kind === 'tool_returned' && payload(e).call_id === id)).toBe(false);
+    expect(result.passed).toBe(true);
+  });
+
   it('replay of a recorded run reproduces it with no divergence', async () => {
     const report = await host.replay(careful.result.run_id);
     expect(report.first_divergence, story(ledger.read(report.run_id))).toBeNull();

@@ -130,6 +130,15 @@ describe('the Responses dialect (Codex)', () => {
         'Exit code: 0\nWall time: 0.2 seconds\nOutput:\nSuccess. Updated the following files:\nM a.js\n',
     });
     expect(patch[0]!.is_error).toBe(false);
+    expect(patch[0]!.running).toBeUndefined();
+    const running = responses.toolResultOf({
+      type: 'function_call_output',
+      call_id: 's',
+      output:
+        'Chunk ID: 9\nWall time: 2.0 seconds\nProcess running with session ID 41\nOutput:\nwarming up\n',
+    });
+    expect(running[0]).toMatchObject({ running: true, is_error: false });
+    expect(running[0]!.output).toContain('session ID <n>');
   });
 
   it('gives two runs of the same conversation the same canonical form, and names what changed', () => {

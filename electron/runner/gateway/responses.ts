@@ -328,7 +328,15 @@ export const responses: Dialect = {
   toolResultOf(item): ToolResultIn[] {
     if (!isObj(item) || !RESULT_TYPES.has(String(item.type))) return [];
     const output = frameless(outputText(item.output));
-    return [{ call_id: String(item.call_id ?? ''), output, is_error: failedOutput(output) }];
+    const running = /^Process running with session ID/m.test(output);
+    return [
+      {
+        call_id: String(item.call_id ?? ''),
+        output,
+        is_error: failedOutput(output),
+        ...(running ? { running } : {}),
+      },
+    ];
   },
 
   render(a: ModelAnswer, messageId: string, stream: boolean) {

@@ -40,6 +40,8 @@ export interface ToolResultIn {
   call_id: string;
   output: string;
   is_error: boolean;
+  /** The tool was still running when the agent gave its output back (Codex's exec_command past its yield time). */
+  running?: boolean;
 }
 
 /**
