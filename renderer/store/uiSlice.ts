@@ -12,6 +12,17 @@ export interface UiSlice {
   setOverlay(overlay: Overlay): void;
   runTab: RunTab | null;
   setRunTab(tab: RunTab): void;
+  /** The payload search's hits in the run on screen (marked on the scrubber, highlighted in the payload). */
+  searchHits: SearchHits | null;
+  setSearchHits(hits: SearchHits | null): void;
+}
+
+export interface SearchHits {
+  run_id: string;
+  text: string;
+  seqs: number[];
+  /** The search stopped at its limit: more seqs match. */
+  capped: boolean;
 }
 
 export const createUiSlice: StateCreator<AppState, [], [], UiSlice> = (set) => ({
@@ -19,4 +30,6 @@ export const createUiSlice: StateCreator<AppState, [], [], UiSlice> = (set) => (
   setOverlay: (overlay) => set({ overlay }),
   runTab: null,
   setRunTab: (runTab) => set({ runTab }),
+  searchHits: null,
+  setSearchHits: (searchHits) => set({ searchHits }),
 });

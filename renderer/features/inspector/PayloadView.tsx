@@ -10,6 +10,7 @@ import { currentCache, eventCache } from '../timeline/eventCache';
 import { useEvent } from '../timeline/TimelineRow';
 import { PatchView } from './PatchView';
 import { ReadableView } from './ReadableView';
+import { useHighlight } from './highlight';
 import { ReadAsV1, SourceView } from './Provenance';
 import { asV1 } from '../formats/readAs';
 import { useRunFormat } from '../formats/useRunFormat';
@@ -194,6 +195,8 @@ export function PayloadView() {
   const origin = useApp((s) => runSummaryOf(s, s.runId)?.origin ?? null);
   const warnings = useApp((s) => findingsBySeq(s.findings).get(seq));
   const [copied, setCopied] = useState(false);
+  const searchText = useApp((s) => (s.searchHits?.run_id === s.runId ? s.searchHits.text : null));
+  useHighlight('payload-view', searchText, [seq, ev]);
 
   if (!runId || seq < 1) return <div className="panel payload-panel" data-testid="payload-view" />;
   const pageError = cache?.pageError(seq);

@@ -70,27 +70,62 @@ export function GotoBox() {
   );
 }
 
+/** Hits read at most for one search (their seqs only); more are counted as "+". */
+const SEARCH_LIMIT = 10_000;
+
+/** The hit after (or before) `seq`, wrapping around the run; and whether it wrapped. */
+export function stepHit(
+  seqs: readonly number[],
+  seq: number,
+  dir: 1 | -1,
+): { seq: number; wrapped: boolean } | null {
+  if (seqs.length === 0) return null;
+  if (dir === 1) {
+    const next = seqs.find((s) => s > seq);
+    return next !== undefined ? { seq: next, wrapped: false } : { seq: seqs[0]!, wrapped: true };
+  }
+  const prev = seqs.findLast((s) => s < seq);
+  return prev !== undefined ? { seq: prev, wrapped: false } : { seq: seqs.at(-1)!, wrapped: true };
+}
+
 export function SearchBox() {
   const runId = useApp((s) => s.runId)!;
   const setSeq = useApp((s) => s.setSeq);
-  const [text, setText] = useState('');
-  const [result, setResult] = useState<{ text: string; seqs: number[] } | null>(null);
+  const hits = useApp((s) => (s.searchHits?.run_id === s.runId ? s.searchHits : null));
+  const setHits = useApp((s) => s.setSearchHits);
+  const seq = useApp((s) => s.viewSeq);
+  const [text, setText] = useState(hits?.text ?? '');
+  const [wrapped, setWrapped] = useState(false);
   const [error, setError] = useState<UiError | null>(null);
   const [busy, setBusy] = useState(false);
   const ref = useAutofocus();
 
   async function find(direction: 'forward' | 'backward') {
     if (!text) return;
-    setBusy(true);
-    const from = useApp.getState().seq;
-    const r = await call('events.search', { run_id: runId, text, from, direction, limit: 1 });
-    setBusy(false);
-    if (!r.ok) return setError(r.error);
-    setError(null);
-    setResult({ text, seqs: r.value.seqs });
-    if (r.value.seqs[0] !== undefined) setSeq(r.value.seqs[0]);
+    let h = hits?.text === text ? hits : null;
+    if (!h) {
+      setBusy(true);
+      // Every hit's seq at once (the text is searched in the ledger): counted, marked, stepped through.
+      const r = await call('events.search', {
+        run_id: runId,
+        text,
+        from: 0,
+        direction: 'forward',
+        limit: SEARCH_LIMIT,
+      });
+      setBusy(false);
+      if (!r.ok) return setError(r.error);
+      setError(null);
+      h = { run_id: runId, text, seqs: r.value.seqs, capped: r.value.seqs.length >= SEARCH_LIMIT };
+      setHits(h);
+    }
+    const next = stepHit(h.seqs, useApp.getState().seq, direction === 'forward' ? 1 : -1);
+    setWrapped(next?.wrapped ?? false);
+    if (next) setSeq(next.seq);
   }
 
+  const at = hits ? hits.seqs.indexOf(seq) : -1;
+  const count = hits ? `${hits.seqs.length.toLocaleString()}${hits.capped ? '+' : ''}` : '';
   return (
     <Popover title="Search payloads" testId="search-box">
       <form
@@ -103,7 +138,11 @@ export function SearchBox() {
           ref={ref}
           className="input mono"
           value={text}
-          onChange={(e) => setText(e.target.value)}
+          onChange={(e) => {
+            setText(e.target.value);
+            setWrapped(false);
+            if (hits) setHits(null);
+          }}
           placeholder="text in kind or payload"
           data-testid="search-input"
           onKeyDown={(e) => {
@@ -128,12 +167,24 @@ export function SearchBox() {
           <span className="dim" data-testid="search-status">
             {busy
               ? 'searching…'
-              : result
-                ? result.seqs.length
-                  ? `found at seq ${result.seqs[0]}`
-                  : `no more matches for "${result.text}"`
+              : hits
+                ? hits.seqs.length === 0
+                  ? `no match for "${hits.text}"`
+                  : `${at >= 0 ? `${at + 1} of ${count}` : `${count} match${hits.seqs.length === 1 ? '' : 'es'}`}${
+                      wrapped ? ' · wrapped' : ''
+                    }`
                 : 'Enter: next · Shift+Enter: previous'}
           </span>
+          {hits && hits.seqs.length > 0 && (
+            <button
+              type="button"
+              className="btn small ghost"
+              data-testid="search-clear"
+              onClick={() => setHits(null)}
+            >
+              Clear marks
+            </button>
+          )}
         </div>
         {error && <ErrorBox error={error} what="Search" />}
       </form>

@@ -23,6 +23,24 @@ const Markers = memo(function Markers({ markers, head }: { markers: Marker[]; he
   );
 });
 
+/** The payload search's hits: thin marks under the ticks (at most one per pixel column matters). */
+const Hits = memo(function Hits({ seqs, head }: { seqs: readonly number[]; head: number }) {
+  const shown = seqs.length > 2000 ? seqs.filter((_, i) => i % Math.ceil(seqs.length / 2000) === 0) : seqs;
+  return (
+    <>
+      {shown.map((s) => (
+        <span
+          key={s}
+          className="scrub-hit"
+          style={{ left: `${pos(s, head)}%` }}
+          data-testid="scrub-hit"
+          data-seq={s}
+        />
+      ))}
+    </>
+  );
+});
+
 function Thumb({ head, seq }: { head: number; seq: number }) {
   return <span className="scrub-thumb" style={{ left: `${pos(seq, head)}%` }} />;
 }
@@ -34,6 +52,7 @@ export function Scrubber() {
   const setSeq = useApp((s) => s.setSeq);
   const setFollow = useApp((s) => s.setFollow);
   const seq = useApp((s) => s.viewSeq);
+  const hits = useApp((s) => (s.searchHits?.run_id === s.runId ? s.searchHits.seqs : null));
   const ref = useRef<HTMLDivElement>(null);
   const seqAtX = useCallback(
     (clientX: number) => {
@@ -66,6 +85,7 @@ export function Scrubber() {
     >
       <div className="scrub-track" />
       <Markers markers={markers} head={head} />
+      {hits && <Hits seqs={hits} head={head} />}
       <Thumb head={head} seq={seq} />
     </div>
   );
