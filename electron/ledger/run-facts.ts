@@ -42,8 +42,10 @@ export function importedFacts(fmt: string, runId: string, events: readonly Impor
       .filter((e) => STATUS_OF.has(e.kind))
       .map((e) => ({ kind: e.kind, payload: e.kind === 'run_started' ? startedAsV1(fmt, runId, e) : {} })),
   );
-  // A session (Claude Code, Codex) has no outcome of its own: it is a recorded session.
-  if (isSessionFormat(fmt)) facts.status = 'session';
+  // A session (Claude Code, Codex) has no outcome of its own: it is a recorded session. A recorded
+  // trajectory of a session format (SWE-agent, OpenHands, ATIF) may say how it ended: that stays.
+  if (isSessionFormat(fmt) && facts.status !== 'completed' && facts.status !== 'failed')
+    facts.status = 'session';
   return facts;
 }
 

@@ -95,8 +95,10 @@ export function watchFolder(
     }
   };
   // What the import reads (scan.ts): events.jsonl, and any *.jsonl a format claims (a Claude Code
-  // session, a Codex rollout), so a session another program is writing is followed too.
-  const isRunFile = (file: string) => file.endsWith('.jsonl');
+  // session, a Codex rollout), so a session another program is writing is followed too; and the
+  // whole-file sources (an eval log, a .traj, an ATIF or OpenHands .json, a conversation folder's
+  // event files), imported when they appear or change.
+  const isRunFile = (file: string) => /\.(jsonl|json|traj|eval)$/i.test(file);
   // Asked on every change of an events.jsonl: the source column only, not ledger.run's whole summary.
   const sourceOf = ledger.db.prepare('SELECT source FROM runs WHERE run_id = ?').pluck();
   const isOwnMirror = (file: string) => {
