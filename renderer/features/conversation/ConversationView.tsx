@@ -158,6 +158,13 @@ const ItemBody = memo(function ItemBody({ row }: { row: ItemRow }) {
             </SelectSeq>
             {row.result ? (
               <Result item={row.result} />
+            ) : row.denied ? (
+              <SelectSeq seq={row.denied.seq} className="conv-result tone-bad">
+                <div className="conv-label" data-testid="conv-denied">
+                  ✕ denied <span className="mono dim">#{row.denied.seq}</span>
+                </div>
+                <Text text={row.denied.text} className="mono" />
+              </SelectSeq>
             ) : (
               <div className="conv-result pending dim">no result yet</div>
             )}

@@ -228,6 +228,8 @@ export function itemOf(fmt: string | null, stored: StoredEvent): ConvItem | null
         ...base,
         type: 'note',
         label,
+        // A decision names its call: a denied call's row says so instead of waiting for a result.
+        callId: ev.kind === 'action_denied' ? (str(p.call_id) ?? undefined) : undefined,
         text: noteText(ev.kind, p),
         tone: bad.includes(ev.kind) || (ev.kind === 'judge_verdict' && p.passed !== true) ? 'bad' : 'plain',
       };

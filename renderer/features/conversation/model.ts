@@ -13,6 +13,8 @@ export interface ItemRow {
   key: string;
   item: ConvItem;
   result?: ConvItem;
+  /** The host's denial of the call (action_denied): it has no result and will have none. */
+  denied?: ConvItem;
   files: ConvItem[];
   agentId?: string;
   /** Claude Code 1.x: the seq where the sidechain this Task call started begins, in this file. */
@@ -141,6 +143,8 @@ export class ConversationModel {
     const pagesTotal = this.head > 0 ? pageOf(this.head) + 1 : 0;
     const calls = new Set<string>();
     const results = new Map<string, ConvItem>();
+    const denials = new Map<string, ConvItem>();
+    const invocations = new Map<string, ConvItem>();
     const files = new Map<string, ConvItem[]>();
     const agents = new Map<string, string>();
     const nodes: TreeNode[] = [];
@@ -149,8 +153,14 @@ export class ConversationModel {
       if (!d) continue;
       for (const it of d.items) {
         if (!it.callId) continue;
-        if (it.type === 'call') calls.add(it.callId);
-        else if (it.type === 'result' && !results.has(it.callId)) results.set(it.callId, it);
+        if (it.type === 'call') {
+          // A proposal and its invocation (ProofLoop's own runs) are one call: the first draws it.
+          if (calls.has(it.callId)) {
+            if (!invocations.has(it.callId)) invocations.set(it.callId, it);
+          } else calls.add(it.callId);
+        } else if (it.type === 'result' && !results.has(it.callId)) results.set(it.callId, it);
+        else if (it.type === 'note' && it.kind === 'action_denied' && !denials.has(it.callId))
+          denials.set(it.callId, it);
         else if (it.type === 'file') {
           const list = files.get(it.callId);
           if (list) list.push(it);
@@ -189,6 +199,8 @@ export class ConversationModel {
       }
       for (const it of d.items) {
         if ((it.type === 'result' || it.type === 'file') && it.callId && calls.has(it.callId)) continue;
+        if (it.type === 'note' && it.kind === 'action_denied' && it.callId && calls.has(it.callId)) continue;
+        if (it.type === 'call' && it.callId && invocations.get(it.callId)?.seq === it.seq) continue;
         const row: ItemRow = {
           kind: 'item',
           key: `s${it.seq}:${it.kind}`,
@@ -201,8 +213,14 @@ export class ConversationModel {
           row.files = files.get(it.callId) ?? [];
           row.agentId = row.result?.agentId ?? agents.get(it.callId);
           if (it.subPrompt) row.sidechainAt = sideRoots.get(it.subPrompt);
+          const invoked = invocations.get(it.callId);
+          if (invoked && invoked.seq !== it.seq) row.seqs.push(invoked.seq);
           for (const f of row.files) row.seqs.push(f.seq);
           if (row.result) row.seqs.push(row.result.seq);
+          else {
+            row.denied = denials.get(it.callId);
+            if (row.denied) row.seqs.push(row.denied.seq);
+          }
         }
         if (it.type === 'result') row.agentId = it.agentId;
         const i = rows.length;
