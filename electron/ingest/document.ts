@@ -380,7 +380,7 @@ export async function importDocument(
           origin: key,
           // Not source_run_id: an unchained run is digested over its ledger id (sequencer.ts),
           // and verify reads source_run_id as the id its digests cover.
-          meta: r.src === r.id ? {} : { document_run_id: r.src },
+          meta: r.src === r.id ? {} : { source_name: r.src },
         });
       const byRun = new Map<string, typeof rows>();
       for (const r of rows) {
