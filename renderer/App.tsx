@@ -6,6 +6,7 @@ import { JobBar } from './features/tasks/JobBar';
 import { TaskPanel } from './features/tasks/TaskPanel';
 import { ErrorBox } from './ui/ErrorBox';
 import { FolderPicker } from './features/runs/FolderPicker';
+import { FolderMenu } from './features/runs/FolderMenu';
 import { ExportDialog, ExportResumePill } from './features/bundle/ExportDialog';
 import { OpenBundleDialog } from './features/bundle/OpenBundleDialog';
 
@@ -52,9 +53,7 @@ export function App() {
           <span className="brand-mark" aria-hidden="true" />
           ProofLoop
         </span>
-        <span className="folder mono" title={folder?.folder ?? ''} data-testid="folder-path">
-          {folder?.folder ?? 'no folder open'}
-        </span>
+        <FolderMenu />
         <JobBar />
         <span className="spacer" />
         <button

@@ -10,6 +10,7 @@ import type { MethodName, PushName } from './contract';
 export const RENDERER_METHODS = [
   'folder.open',
   'folder.current',
+  'folder.recent',
   'runs.list',
   'run.get',
   'run.findings',

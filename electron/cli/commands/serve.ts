@@ -20,8 +20,10 @@ function portArg(v: string): number {
 
 export function registerServeCommands(program: Command, ctx: CliContext): void {
   program
-    .command('serve [folder]')
-    .description('web mode: serve the inspector on 127.0.0.1 for any browser (prints the URL with its token)')
+    .command('serve [folders...]')
+    .description(
+      'web mode: serve the inspector on 127.0.0.1 for any browser (prints the URL with its token); the first folder is opened, every one named can be opened from the page (Open folder)',
+    )
     .option('--port <port>', 'port (default: any free port)', (v) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 0 || n > 65535)
@@ -42,7 +44,8 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       '--otlp-token [token]',
       'require this bearer token from OTLP senders (no value: a random one, printed)',
     )
-    .action(async (folder: string | undefined, o: { port?: number; firstRun?: boolean } & OtlpFlags) => {
+    .action(async (folders: string[], o: { port?: number; firstRun?: boolean } & OtlpFlags) => {
+      const folder = folders[0];
       if (folder) program.setOptionValue('folder', path.resolve(folder));
       // Listening first, importing after: the page shows the runs, and a big session's first rows,
       // while the folder is still read (closing stops that import between two commits).
@@ -50,6 +53,10 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       const svc = await ctx.service({ create: Boolean(o.firstRun), background: !o.firstRun });
       if (o.firstRun) await openDefaultFolder(svc, svc.ctx.folder());
       svc.keepLive();
+      // The page may switch between the folders named here (its Open folder menu), and no others:
+      // a typed path is refused (the window is untrusted; the command line is the user's choice).
+      for (const f of [...folders.slice(1)].reverse()) svc.trustFolder(f);
+      svc.trustFolder(svc.ctx.folder());
       const server = await startWebServer(svc, { port: o.port, staticDir: rendererDir() });
       // Loaded only by serve: protobufjs and the OTLP definitions cost every other command time.
       const { otlpLine, startOtlpFor } = await import('../../otlp/start');
