@@ -15,6 +15,7 @@ import { benchOpen } from './open';
 import { benchSessions } from './sessions';
 import { benchInspect } from './inspect';
 import { benchTeamLedger } from './team-ledger';
+import { benchGateway } from './gateway';
 
 const benches: { name: string; run: () => unknown }[] = [
   { name: 'ledger', run: () => benchIngest() },
@@ -24,6 +25,8 @@ const benches: { name: string; run: () => unknown }[] = [
   { name: 'ui', run: () => benchUi() },
   { name: 'otlp', run: () => benchOtlp() },
   { name: 'open', run: () => benchOpen() },
+  // The real agents' model gateway: added latency per call, memory over a long session.
+  { name: 'gateway', run: () => benchGateway() },
   // PostgreSQL beside SQLite (skipped, saying why, without PostgreSQL).
   { name: 'team-ledger', run: () => benchTeamLedger() },
   // An Inspect AI log with 100,000 events in one sample (PL_BENCH_INSPECT_EVENTS=<n>).

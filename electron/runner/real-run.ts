@@ -10,6 +10,7 @@
  *                      tool_returned and file_changed after; hook_failed when a hook could not decide
  *                      (the call is denied: the hook client exits 2)
  *   replay             replay_diverged {cause, …} where the live run first differs from the recording
+ *                      agent_rejected: a call the agent refused itself before any hook ran
  *   end                agent_exited, transcript_linked per transcript file, judge_verdict,
  *                      budget_exhausted, run_completed / run_failed
  */
@@ -69,7 +70,10 @@ type Item = { kind: string; payload: Record<string, unknown> };
 const LIST_KEYS = new Set(['messages', 'input']);
 
 /** Stores a JSON request as a manifest of content-addressed parts; returns the manifest's artifact. */
-function storeParts(runDir: string, value: Record<string, unknown>): { digest: string; bytes: number } {
+export function storeParts(
+  runDir: string,
+  value: Record<string, unknown>,
+): { digest: string; bytes: number } {
   const manifest: Record<string, unknown> = {};
   let bytes = 0;
   for (const [k, v] of Object.entries(value)) {
@@ -397,24 +401,28 @@ export class RealRun implements GatewayHost {
     // The budget counts generated tokens: a real agent resends a ~20k-token prompt every turn.
     this.tokens += answer.usage.output_tokens;
     const items: Item[] = [];
-    // A result of a call no hook decided: the hook failed before it could ask (it denies, exit 2).
+    // A result of a call no hook decided: the agent refused it itself (its own checks run before
+    // the hooks), or the hook failed before it could ask (the call is denied: the client exits 2).
     for (const r of req.parsed.results) {
-      if (this.proposed.has(r.call_id) && !this.decided.has(r.call_id)) {
-        this.decided.add(r.call_id);
+      if (!this.proposed.has(r.call_id) || this.decided.has(r.call_id)) continue;
+      this.decided.add(r.call_id);
+      const excerpt = boundedExcerpt(redactText(r.output).text, 512);
+      if (/proofloop hook|hook error/i.test(r.output)) {
         items.push(
           {
             kind: 'hook_failed',
-            payload: {
-              call_id: r.call_id,
-              reason: 'no decision reached the host: the hook failed before asking',
-              result_excerpt: boundedExcerpt(redactText(r.output).text, 512),
-            },
+            payload: { call_id: r.call_id, reason: 'no decision reached the host', result_excerpt: excerpt },
           },
           {
             kind: 'action_denied',
             payload: { call_id: r.call_id, rule: 'hook', reason: 'the hook failed; a failing hook denies' },
           },
         );
+      } else {
+        items.push({
+          kind: 'agent_rejected',
+          payload: { call_id: r.call_id, is_error: r.is_error, excerpt },
+        });
       }
       // A call the agent answered while it still runs (Codex's exec_command past its yield time):
       // the host never gets its result; the command goes on in the agent's session, not killed.

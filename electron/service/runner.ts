@@ -1,6 +1,7 @@
 import { ProofloopError } from '../../shared/result';
 import { loadCatalog } from '../runner/catalog';
 import { RunHost, type RunResult } from '../runner/host';
+import type { ModelFrom } from '../runner/real-run';
 import type { ServiceContext } from './context';
 import { readArtifact } from '../runner/artifacts';
 import { confine } from '../fs/confine';
@@ -55,8 +56,21 @@ export function runnerHandlers(ctx: ServiceContext) {
       })),
     };
   };
-  const start: H<'run.start'> = ({ task_id, variant, seed }) =>
-    track(host().start({ task_id, variant: variant ?? 'careful', seed: seed ?? 1, mode: 'live' }));
+  const start: H<'run.start'> = ({ task_id, variant, seed, agent, model_from, model, config_dir }) =>
+    agent && agent !== 'sim'
+      ? track(
+          host().startReal({
+            task_id,
+            agent,
+            model_from: (model_from ?? 'sim') as ModelFrom,
+            variant: variant ?? 'careful',
+            seed: seed ?? 1,
+            mode: 'live',
+            ...(model ? { model } : {}),
+            ...(config_dir ? { config_dir } : {}),
+          }),
+        )
+      : track(host().start({ task_id, variant: variant ?? 'careful', seed: seed ?? 1, mode: 'live' }));
   const rerun: H<'run.rerun'> = ({ run_id }) => track(host().rerun(run_id));
   const resume: H<'run.resume'> = ({ run_id }) => track(host().resume(run_id));
   const replay: H<'run.replay'> = async ({ run_id }) => {

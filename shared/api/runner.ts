@@ -32,7 +32,14 @@ const ShownEvent = z.object({ seq: z.number().int(), kind: z.string(), payload: 
 export const ReplayResultSchema = z.object({
   ok: z.boolean(),
   first_divergence: z
-    .object({ seq: z.number().int(), expected: ShownEvent.nullable(), actual: ShownEvent.nullable() })
+    .object({
+      seq: z.number().int(),
+      /** Real agents: decision, environment, request, structure or agent_version. */
+      cause: z.string().optional(),
+      reason: z.string().optional(),
+      expected: ShownEvent.nullable(),
+      actual: ShownEvent.nullable(),
+    })
     .nullable(),
   run_id: z.string(),
   of: z.string(),
@@ -72,9 +79,19 @@ export const runnerMethods = {
         .min(0)
         .max(2 ** 32 - 1)
         .optional(),
+      /** sim (the default: the host's own loop) or a real agent: claude-code, codex. */
+      agent: z.string().min(1).max(40).optional(),
+      /** A real agent's model: sim (the variant answers), replay:<run>, upstream (your key). */
+      model_from: z
+        .string()
+        .regex(/^(sim|upstream|replay:[A-Za-z0-9][A-Za-z0-9._:-]{0,199})$/, 'sim, upstream or replay:<run>')
+        .optional(),
+      model: z.string().min(1).max(100).optional(),
+      /** A folder of settings / CLAUDE.md / hooks for the agent (a configuration variant). */
+      config_dir: z.string().min(1).max(4096).optional(),
     }),
     Started,
-    'Start a run of a task with the simulated model; returns its run id at once, events are pushed as they append.',
+    "Start a run of a task with the simulated model or a real agent (claude-code, codex) through the run's model gateway; returns its run id at once, events are pushed as they append.",
   ),
   'run.rerun': method(ByRun, Started, 'A new run of the same task and agent settings (mode rerun).'),
   'run.replay': method(

@@ -4,9 +4,15 @@ import { EXIT } from '../context';
 import { oneLine, table } from '../format';
 import { isVariant, VARIANTS, type Variant } from '../../runner/protocol';
 import type { ProofloopService } from '../../service/service';
+import { AGENT_NAMES, isAgentName } from '../../runner/agents/registry';
+import path from 'node:path';
 
 const variantArg = (v: string): Variant => {
   if (!isVariant(v)) throw new InvalidArgumentError(`--variant must be one of ${VARIANTS.join(', ')}`);
+  return v;
+};
+const agentArg = (v: string): string => {
+  if (!isAgentName(v)) throw new InvalidArgumentError(`--agent must be one of ${AGENT_NAMES.join(', ')}`);
   return v;
 };
 const seedArg = (v: string): number => {
@@ -59,7 +65,9 @@ function followProgress(ctx: CliContext, svc: ProofloopService, runId: () => str
 async function startAndWait(
   ctx: CliContext,
   start: (svc: ProofloopService) => Promise<{ run_id: string }>,
+  repeat = 1,
 ): Promise<void> {
+  if (repeat > 1) return repeatRuns(ctx, start, repeat);
   const svc = await ctx.service({ create: true });
   let runId: string | null = null;
   // Events may append before run_id is known: follow any run until it is, then only that one.
@@ -78,6 +86,55 @@ async function startAndWait(
     stop();
   }
 }
+
+/**
+ * `--repeat N`: the same start N times, one after the other; prints each ending, the pass rate, and
+ * where the runs part (the first divergence of each run from the first, with its cause).
+ */
+async function repeatRuns(
+  ctx: CliContext,
+  start: (svc: ProofloopService) => Promise<{ run_id: string }>,
+  n: number,
+): Promise<void> {
+  const svc = await ctx.service({ create: true });
+  const ends: { run_id: string; passed: boolean; outcome: string | null }[] = [];
+  for (let i = 0; i < n; i++) {
+    const { run_id } = await start(svc);
+    const end = await svc.invoke('run.wait', { run_id });
+    ends.push({ run_id, passed: end.passed, outcome: end.outcome });
+    if (ctx.tty && !ctx.opts().json) process.stderr.write(`  ${i + 1}/${n} ${run_id}: ${end.outcome}\n`);
+  }
+  const first = ends[0]!.run_id;
+  const parts: { run_id: string; seq: number | null; kind: string | null }[] = [];
+  for (const e of ends.slice(1)) {
+    const fd = (await svc.invoke('runs.diff', { left: first, right: e.run_id })).first_divergence;
+    parts.push({
+      run_id: e.run_id,
+      seq: fd?.left_seq ?? null,
+      kind: fd?.left_kind ?? fd?.right_kind ?? null,
+    });
+  }
+  const passed = ends.filter((e) => e.passed).length;
+  const result = { runs: ends, passed, total: n, pass_rate: passed / n, part_from_first: parts };
+  ctx.print(result, () =>
+    [
+      `pass rate ${passed}/${n} (${Math.round((100 * passed) / n)}%)`,
+      ...ends.map((e) => `  ${e.run_id}: ${e.outcome}`),
+      ...parts.map((p) =>
+        p.seq === null
+          ? `  ${p.run_id} runs like ${first}`
+          : `  ${p.run_id} parts from ${first} at seq ${p.seq}${p.kind ? ` (${p.kind})` : ''}`,
+      ),
+    ].join('\n'),
+  );
+  ctx.setExit(passed === n ? EXIT.ok : EXIT.findings);
+}
+
+const repeatArg = (v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('--repeat must be 1 to 1000');
+  return n;
+};
 
 export function registerRunnerCommands(program: Command, ctx: CliContext): void {
   program
@@ -101,14 +158,61 @@ export function registerRunnerCommands(program: Command, ctx: CliContext): void 
 
   program
     .command('run <task>')
-    .description('run a task with the simulated model; the host checks, executes and records every step')
+    .description(
+      'run a task with the simulated agent, or a real one (--agent claude-code|codex) refereed through its hooks; the host checks and records every step',
+    )
     .option('--variant <variant>', `model behaviour: ${VARIANTS.join(', ')}`, variantArg, 'careful')
     .option('--seed <n>', 'seed of the model (same task, variant and seed: same proposals)', seedArg, 1)
-    .action(async (task: string, o: { variant: Variant; seed: number }) => {
-      await startAndWait(ctx, (svc) =>
-        svc.invoke('run.start', { task_id: task, variant: o.variant, seed: o.seed }),
-      );
-    });
+    .option('--agent <agent>', `agent: ${AGENT_NAMES.join(', ')}`, agentArg, 'sim')
+    .option(
+      '--model-from <source>',
+      "a real agent's model: sim (the variant answers, no key), replay:<run> (recorded answers), upstream (your key from the environment)",
+      'sim',
+    )
+    .option('--model <name>', "the model a real agent is told to use (default: the agent's own)")
+    .option(
+      '--config <dir>',
+      'a folder of settings.json / CLAUDE.md / .mcp.json for the agent (a configuration variant)',
+    )
+    .option(
+      '--repeat <n>',
+      'run the task n times; report the pass rate and where the runs part',
+      repeatArg,
+      1,
+    )
+    .action(
+      async (
+        task: string,
+        o: {
+          variant: Variant;
+          seed: number;
+          agent: string;
+          modelFrom: string;
+          model?: string;
+          config?: string;
+          repeat: number;
+        },
+      ) => {
+        await startAndWait(
+          ctx,
+          (svc) =>
+            svc.invoke('run.start', {
+              task_id: task,
+              variant: o.variant,
+              seed: o.seed,
+              ...(o.agent !== 'sim'
+                ? {
+                    agent: o.agent,
+                    model_from: o.modelFrom,
+                    ...(o.model ? { model: o.model } : {}),
+                    ...(o.config ? { config_dir: path.resolve(o.config) } : {}),
+                  }
+                : {}),
+            }),
+          o.repeat,
+        );
+      },
+    );
 
   program
     .command('rerun <run>')
@@ -136,7 +240,8 @@ export function registerRunnerCommands(program: Command, ctx: CliContext): void 
         if (r.ok) return `ok: replay ${r.run_id} of ${r.of} matches (${r.outcome})`;
         const d = r.first_divergence!;
         return [
-          `diverged at seq ${d.seq} of ${r.of} (replay ${r.run_id})`,
+          `diverged at seq ${d.seq} of ${r.of} (replay ${r.run_id})${d.cause ? `: cause ${d.cause}` : ''}`,
+          ...(d.reason ? [`  ${d.reason}`] : []),
           `  expected: ${d.expected ? `${d.expected.kind} ${oneLine(d.expected.payload, 120)}` : '(nothing)'}`,
           `  actual:   ${d.actual ? `${d.actual.kind} ${oneLine(d.actual.payload, 120)}` : '(nothing)'}`,
         ].join('\n');

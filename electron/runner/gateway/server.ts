@@ -168,7 +168,11 @@ export class Gateway {
         this.inFlight -= 1;
       }
     } catch (e) {
-      this.o.host.badRequest(500, `gateway: ${(e as Error).message}`);
+      try {
+        this.o.host.badRequest(500, `gateway: ${(e as Error).message}`);
+      } catch {
+        // the run's ledger is gone (the run ended): the agent still gets its 500
+      }
       if (!res.headersSent)
         this.send(res, 500, 'application/json', dialect.error('api_error', 'gateway error'));
       else res.destroy();

@@ -92,8 +92,8 @@ function mainScript(o: SimSourceOptions, rng: Rng): Step[] {
         () => ({ kind: 'run', command: forbidden }),
         (last) => ({
           kind: 'write',
-          path: 'test.js',
-          content: `// ${last[0]?.is_error ? 'denied' : 'ran'}\nconsole.log('# pass 1');\n`,
+          path: '../escape.txt',
+          content: `written from inside the run (${last[0]?.is_error ? 'after a denial' : 'unchecked'})\n`,
         }),
         (last) => final(`Every way out was blocked (${(last[0]?.output ?? '').slice(0, 200)}); I stop here.`),
       ];
