@@ -404,6 +404,21 @@ export class RealRun implements GatewayHost {
     // A result of a call no hook decided: the agent refused it itself (its own checks run before
     // the hooks), or the hook failed before it could ask (the call is denied: the client exits 2).
     for (const r of req.parsed.results) {
+      // A call the agent answered while it still runs (Codex's exec_command past its yield time):
+      // the host never gets its result; the command goes on in the agent's session, not killed.
+      const timeout = this.awaiting.get(r.call_id);
+      if (r.running && timeout !== undefined) {
+        this.awaiting.delete(r.call_id);
+        items.push({
+          kind: 'tool_timed_out',
+          payload: {
+            call_id: r.call_id,
+            timeout_ms: timeout,
+            killed: 'no',
+            reason: 'still running when the agent went on without its result',
+          },
+        });
+      }
       if (!this.proposed.has(r.call_id) || this.decided.has(r.call_id)) continue;
       this.decided.add(r.call_id);
       const excerpt = boundedExcerpt(redactText(r.output).text, 512);
@@ -422,21 +437,6 @@ export class RealRun implements GatewayHost {
         items.push({
           kind: 'agent_rejected',
           payload: { call_id: r.call_id, is_error: r.is_error, excerpt },
-        });
-      }
-      // A call the agent answered while it still runs (Codex's exec_command past its yield time):
-      // the host never gets its result; the command goes on in the agent's session, not killed.
-      const timeout = this.awaiting.get(r.call_id);
-      if (r.running && timeout !== undefined) {
-        this.awaiting.delete(r.call_id);
-        items.push({
-          kind: 'tool_timed_out',
-          payload: {
-            call_id: r.call_id,
-            timeout_ms: timeout,
-            killed: 'no',
-            reason: 'still running when the agent went on without its result',
-          },
         });
       }
     }

@@ -303,17 +303,13 @@ describe('Claude Code, upstream source against a stand-in API', { timeout: 300_0
       runIds: [r.run_id, ...of(r.events, 'transcript_linked').map((e) => p(e).run_id)],
       out,
     });
-    // Every file ProofLoop wrote: the ledger (and its WAL), mirrors, artifacts, the bundle. Not the
-    // workspace (the task's .env is there by design) nor the agent's own home (its transcript).
+    // Every file ProofLoop wrote: the ledger (and its WAL), mirrors, artifacts, the bundle.
     const files: string[] = [out];
     const walk = (d: string) => {
       for (const n of readdirSync(d)) {
         const f = path.join(d, n);
-        if (
-          f === path.join(ledger.folder, r.run_id, 'workspace') ||
-          f === path.join(ledger.folder, r.run_id, 'home')
-        )
-          continue;
+        // Each run's workspace (the task's .env is there by design) and the agent's own home.
+        if (path.dirname(d) === ledger.folder && (n === 'workspace' || n === 'home')) continue;
         if (statSync(f).isDirectory()) walk(f);
         else files.push(f);
       }
