@@ -1,0 +1,87 @@
+import type { RunSummary } from '../api/types';
+import { OUTCOME_RANK, OUTCOME_TEXT, type Outcome } from '../../shared/outcome';
+
+/** The runs list's filter and sort, apart from the store (no DOM, no API: unit-tested in Node). */
+
+export type RunsSort = 'recent' | 'oldest' | 'events' | 'outcome' | 'status' | 'id';
+/** '' for all, 'failing' for failed, budget and error together, else one outcome. */
+export type RunsOutcome = '' | 'failing' | Outcome;
+
+/** What the runs list shows of a run beyond its summary, read lazily for the rows on screen. */
+export interface RunDetails {
+  head_seq: number;
+  project: string | null;
+  model: string | null;
+  title: string | null;
+  tokens: number | null;
+  calls: number | null;
+  errors: number | null;
+}
+
+export interface RunsQuery {
+  /** Only runs of this format ('' for all). */
+  format?: string;
+  /** Only runs of this project, as their details know it ('' for all). */
+  project?: string;
+  details?: Readonly<Record<string, RunDetails>>;
+  /** Only runs of this outcome ('' for all). */
+  outcome?: RunsOutcome;
+}
+
+function outcomeMatches(o: Outcome | null | undefined, want: RunsOutcome): boolean {
+  if (want === '') return true;
+  if (!o) return false;
+  return want === 'failing' ? OUTCOME_TEXT[o].failed : o === want;
+}
+
+const rankOf = (r: RunSummary): number => (r.outcome ? OUTCOME_RANK[r.outcome] : 99);
+
+/**
+ * The visible runs: filtered by format, project, outcome, and text over id, task, variant, status, outcome, source,
+ * format and the details known (title, project, model), sorted.
+ */
+export function visibleRuns(
+  runs: readonly RunSummary[],
+  filter: string,
+  sort: RunsSort,
+  q: RunsQuery = {},
+): RunSummary[] {
+  const f = filter.trim().toLowerCase();
+  const details = q.details ?? {};
+  const out = runs.filter((r) => {
+    if (q.format && r.format !== q.format) return false;
+    const d = details[r.run_id];
+    if (q.project && d?.project !== q.project) return false;
+    if (!outcomeMatches(r.outcome, q.outcome ?? '')) return false;
+    if (!f) return true;
+    return [
+      r.run_id,
+      r.task_id,
+      r.variant,
+      r.status,
+      r.outcome,
+      r.source,
+      r.format,
+      d?.title,
+      d?.project,
+      d?.model,
+    ].some((v) => v?.toLowerCase().includes(f));
+  });
+  // A run received over OTLP is dated by its spans, which may be years old (a replayed trace, a
+  // clock off): "recent" lists it by its arrival here, where a person who just sent it looks.
+  const at = (r: RunSummary) => (r.format === 'otlp' ? r.created_at : (r.last_at ?? r.created_at));
+  switch (sort) {
+    case 'recent':
+      return out.sort((a, b) => at(b).localeCompare(at(a)));
+    case 'oldest':
+      return out.sort((a, b) => a.created_at.localeCompare(b.created_at));
+    case 'events':
+      return out.sort((a, b) => b.event_count - a.event_count);
+    case 'outcome':
+      return out.sort((a, b) => rankOf(a) - rankOf(b) || at(b).localeCompare(at(a)));
+    case 'status':
+      return out.sort((a, b) => a.status.localeCompare(b.status) || at(b).localeCompare(at(a)));
+    case 'id':
+      return out.sort((a, b) => a.run_id.localeCompare(b.run_id));
+  }
+}
