@@ -5,6 +5,8 @@ import { digestEvent } from '../crypto';
 import { openDatabase, type Db } from '../ledger/open';
 import { ID_RANGE, idRange, idsBefore, LAST_HASH_SQL } from '../ledger/event-ids';
 import type { RedactionProfile } from './format';
+import { digestRunIdOf } from '../ledger/verify';
+import type { RunRow } from '../ledger/types';
 
 /*
  * The exporter's per-chunk work, shared by its worker threads (export-worker.ts) and its in-thread
@@ -44,7 +46,7 @@ export function eventReader(dbFile: string): {
   let db: Db | null = null;
   let q: ReturnType<typeof prepare> | null = null;
   const prepare = (d: Db) => ({
-    runNo: d.prepare('SELECT run_no FROM runs WHERE run_id = ?').pluck(),
+    run: d.prepare('SELECT run_no, run_id, meta FROM runs WHERE run_id = ?'),
     range: d
       .prepare(`SELECT seq, kind, v, at, payload, hash, digest FROM events WHERE ${ID_RANGE} ORDER BY id`)
       .raw(true),
@@ -54,8 +56,11 @@ export function eventReader(dbFile: string): {
     *read(runId, from, to) {
       db ??= openDatabase(dbFile, { readonly: true });
       q ??= prepare(db);
-      const runNo = q.runNo.get(runId) as number | undefined;
-      if (runNo === undefined) return;
+      const row = q.run.get(runId) as { run_no: number; run_id: string; meta: string } | undefined;
+      if (row === undefined) return;
+      const runNo = row.run_no;
+      // A run stored under another id than its source's: its lines carry the id its digests cover.
+      const lineRunId = digestRunIdOf({ run_id: row.run_id, meta: JSON.parse(row.meta) as RunRow['meta'] });
       const before = q.prevHash.get(...idsBefore(runNo, from)) as Buffer | undefined;
       let prev = before ? before.toString('hex') : ZERO_HASH;
       for (const [seq, kind, v, at, payloadJson, hash, digest] of q.range.all(
@@ -63,7 +68,7 @@ export function eventReader(dbFile: string): {
       ) as Row[]) {
         const e: LedgerEvent = {
           seq,
-          run_id: runId,
+          run_id: lineRunId,
           kind,
           v,
           at,

@@ -4,11 +4,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { toJsonLine } from '../../shared/protocol';
+import { dict } from '../../shared/dict';
 import { createRedactor, parseRedactRules, type RedactRules, type Redactor } from '../../shared/redact';
 import { ProofloopError } from '../../shared/result';
 import type { RunState } from '../../shared/state';
 import { sha256Bytes, sha256Hex as fastSha256 } from '../crypto';
-import type { LedgerReader, RunRow } from '../ledger';
+import { digestRunIdOf, type LedgerReader, type RunRow } from '../ledger';
 import { ledgerPath } from '../ledger/open';
 import { appRoot } from '../paths';
 import { checkBundleOut } from './out-path';
@@ -130,7 +131,7 @@ function requireRuns(ledger: LedgerReader, runIds: readonly string[]): RunRow[] 
 }
 
 function diffCounts(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
+  const out = dict<number>();
   for (const [k, n] of Object.entries(after)) {
     const d = n - (before[k] ?? 0);
     if (d > 0) out[k] = d;
@@ -255,6 +256,7 @@ async function exportRun(
     redactions,
     manifest: {
       run_id: run.run_id,
+      ...(digestRunIdOf(run) !== run.run_id ? { source_run_id: digestRunIdOf(run) } : {}),
       dir,
       source: run.source,
       status: run.status,

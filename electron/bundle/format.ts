@@ -16,6 +16,10 @@ export type RunFileName = (typeof RUN_FILES)[number];
 
 export type RedactionProfile = 'credentials' | 'share';
 
+/** The run id a manifest run's lines carry and their digests cover. */
+export const lineRunIdOf = (r: { run_id: string; source_run_id?: string }): string =>
+  r.source_run_id ?? r.run_id;
+
 /** A run's folder inside the bundle: its position and a file-name-safe form of its id. */
 export function runDir(index: number, runId: string): string {
   return `runs/${String(index + 1).padStart(3, '0')}-${runId.replace(/[^A-Za-z0-9._-]/g, '_')}`;
@@ -34,6 +38,11 @@ const ruleCounts = z.record(z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/), count)
 export const ManifestRunSchema = z
   .object({
     run_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/),
+    /**
+     * The run's id as its source wrote it, when the run was stored under another id (an import
+     * whose id could not be used as is): its lines carry this id, the one their digests cover.
+     */
+    source_run_id: z.string().min(1).optional(),
     dir: z.string().regex(/^runs\/\d{3,6}-[A-Za-z0-9._-]{1,200}$/),
     source: z.string().max(32),
     status: z.string().max(64),

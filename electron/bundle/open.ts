@@ -5,7 +5,7 @@ import type { LedgerEvent } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import { sha256Bytes } from '../crypto';
 import type { ImportedEvent, Ledger } from '../ledger';
-import type { BundleManifest, BundleVerdict, ManifestRun } from './format';
+import { lineRunIdOf, type BundleManifest, type BundleVerdict, type ManifestRun } from './format';
 import { needsBytes, verifyExtracted, type VerifyOptions } from './verify';
 import { DEFAULT_LIMITS, withExtractedBundle } from './zip-read';
 
@@ -92,7 +92,9 @@ export async function openBundle(
           file: abs,
           sha256: bundleSha,
           run_id: run.run_id,
-          renamed_from: id === run.run_id ? null : run.run_id,
+          // The id its lines carry and their digests cover (the source's, for a run its ledger had
+          // stored under another id), whenever the run is stored here under a different one.
+          renamed_from: id === lineRunIdOf(run) ? null : lineRunIdOf(run),
           created_at: manifest?.created_at ?? '',
           profile: manifest?.profile ?? '',
           verdict: {

@@ -13,6 +13,7 @@ import {
   SIGNATURE,
   SignatureFileSchema,
   VERIFY_MD,
+  lineRunIdOf,
   type BundleFinding,
   type BundleManifest,
   type BundleVerdict,
@@ -220,7 +221,8 @@ async function checkRun(
   const seen = new SeqSet();
   try {
     const batches =
-      feeds?.get(eventsName)?.batches() ?? analyzeFile(extracted(entry), run.run_id, sink !== undefined);
+      feeds?.get(eventsName)?.batches() ??
+      analyzeFile(extracted(entry), lineRunIdOf(run), sink !== undefined);
     outer: for await (const batch of batches) {
       if ('truncated' in batch) {
         add(
@@ -257,7 +259,7 @@ async function checkRun(
             'integrity',
             'run_id_mismatch',
             seq,
-            `line ${lineNo} belongs to another run than ${run.run_id}`,
+            `line ${lineNo} belongs to another run than ${JSON.stringify(lineRunIdOf(run)).slice(0, 300)}`,
           );
         const listed = red.map.get(seq);
         if (f & CARRIED) {
@@ -542,9 +544,12 @@ async function verifyStreaming(file: string, opts: VerifyOptions, limits: ZipLim
             try {
               const runs = m ? (JSON.parse(contentOf(m).toString('utf8')) as { runs?: unknown }).runs : null;
               if (Array.isArray(runs))
-                for (const r of runs as { dir?: unknown; run_id?: unknown }[])
+                for (const r of runs as { dir?: unknown; run_id?: unknown; source_run_id?: unknown }[])
                   if (typeof r?.dir === 'string' && typeof r.run_id === 'string')
-                    runIds.set(`${r.dir}/events.jsonl`, r.run_id);
+                    runIds.set(
+                      `${r.dir}/events.jsonl`,
+                      typeof r.source_run_id === 'string' ? r.source_run_id : r.run_id,
+                    );
             } catch {
               // readManifest reports it.
             }

@@ -10,8 +10,16 @@ import type { Finding } from '../ledger/types';
 import { sha256Bytes } from '../crypto';
 import { detectText, parseLine, type Format } from './parse';
 import { DEFAULT_MAX_LINE } from './lines';
-import { Sequencer, emptyState, type FileState, type PendingFinding, type Row } from './sequencer';
+import {
+  Sequencer,
+  emptyState,
+  reviveState,
+  type FileState,
+  type PendingFinding,
+  type Row,
+} from './sequencer';
 import { parsedBlocks, type ParsedBlock } from './source';
+import { checkSeal } from './seal-check';
 import type { LineResult } from './block';
 import { importArtifactsHome, outlineResults, storeRedacted, type StoreArtifact } from './outline';
 import { detectStreamed, formatNamed } from './formats/registry';
@@ -174,14 +182,17 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   const row = getRow.get(key) as ImportsRow | undefined;
   let offset = row?.offset ?? 0;
   let lineNo = row?.line ?? 0;
-  const state: FileState = row ? (JSON.parse(row.state) as FileState) : emptyState(folderRun(key));
+  const state: FileState = row ? reviveState(row.state) : emptyState(folderRun(key));
   const done: ImportResult = { events: 0, findings: 0, bytes: 0 };
 
   let size: number;
+  let mtime: number;
   try {
     // Sync: a reopen of a folder of 10,000 sessions stats each once and most end here; awaiting
     // the thread pool's stat for each cost more than the stat itself.
-    size = statSync(abs).size;
+    const st = statSync(abs);
+    size = st.size;
+    mtime = st.mtimeMs;
   } catch {
     return done; // gone since the scan
   }
@@ -191,32 +202,44 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
     return (src && state.runs[src]?.id) ?? null;
   };
 
-  // Unchanged since the last import: nothing to read. (A rewrite to the very same size is caught
-  // when the file next changes size; reading every file's head on each open of a folder of
-  // 10,000 sessions is what this saves.)
-  if (row && row.size === size && size <= offset) return done;
-  // Rewritten rather than appended to?
+  // Unchanged since the last import (same size and modification time): nothing to read. Reading
+  // every file on each open of a folder of 10,000 sessions is what this saves.
+  const sameTime = state.mtime === mtime;
+  if (row && row.size === size && size <= offset && sameTime) return done;
+  // Rewritten rather than appended to? The first bytes, and for a sealed file every byte range
+  // imported from it, checked against what was recorded (seal-check.ts).
   if (row && offset > 0) {
     const headLen = Math.min(HEAD_BYTES, offset);
     const now = size >= headLen ? headSha(abs, headLen) : null;
-    // A streamed file is rewritten whole (an unfinished eval log when it ends), never appended to.
-    if (size < offset || now !== row.head_sha || isStreamed(state.format)) {
+    // A streamed file is rewritten whole (an unfinished eval log when it ends), never appended to:
+    // a new size is a rewrite (a new time alone is not).
+    const streamed = isStreamed(state.format) && size !== row.size;
+    const sealed = !streamed && state.seal !== undefined && state.seal.length > 0;
+    const check = sealed
+      ? checkSeal(db, abs, key, state.seal!, state.sealLines, state.format, size)
+      : ({ ok: true } as const);
+    if (size < offset || now !== row.head_sha || streamed || !check.ok) {
+      const line = !check.ok && 'line' in check ? check.line : null;
       const seen = state.rewritten;
-      if (seen && seen.size === size && seen.head === (now ?? '')) return done;
+      if (seen && seen.head === (now ?? '') && (line !== null ? seen.line === line : seen.size === size))
+        return done;
+      const what =
+        line !== null
+          ? `line ${line} is not what was imported from it (${!check.ok ? check.why : ''})`
+          : size < offset
+            ? `the file shrank to ${size} bytes below the ${offset} already imported`
+            : 'the first bytes of the file changed since it was imported';
       const tx = db.transaction(() => {
         const cur = getRow.get(key) as ImportsRow | undefined;
         if (!cur || cur.offset !== offset || cur.state !== row.state) throw new Conflict();
-        state.rewritten = { size, head: now ?? '' };
+        state.rewritten = { size, head: now ?? '', line };
         ledger.addFindings(fileRunId(), [
           {
             code: 'file_rewritten',
             file: key,
-            line: null,
+            line,
             seq: null,
-            message:
-              size < offset
-                ? `the file shrank to ${size} bytes below the ${offset} already imported: it was rewritten, not appended to; the imported run is kept as it was`
-                : 'the first bytes of the file changed since it was imported: it was rewritten, not appended to; the imported run is kept as it was',
+            message: `${what}: it was changed in place, not only appended to; the imported run is kept as it was and nothing after the change is read`,
           },
         ]);
         db.prepare('UPDATE imports SET state = ? WHERE file = ?').run(JSON.stringify(state), key);
@@ -225,8 +248,20 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       done.findings = 1;
       return done;
     }
+    if (!sameTime && size <= offset) {
+      // Touched but as it was: remembered, so the next open does not check it again.
+      state.mtime = mtime;
+      const stateJson = JSON.stringify(state);
+      db.transaction(() => {
+        const cur = getRow.get(key) as ImportsRow | undefined;
+        if (!cur || cur.offset !== offset || cur.state !== row.state) throw new Conflict();
+        db.prepare('UPDATE imports SET size = ?, state = ? WHERE file = ?').run(size, stateJson, key);
+      }).immediate();
+      return done;
+    }
   }
   if (size <= offset) return done;
+  state.mtime = mtime;
 
   // The file's format, from its first record; null: each line is detected on its own.
   if (state.unclaimed) return done;
@@ -276,7 +311,12 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   const sealHash = createHash('sha256');
   let hashedTo = offset;
   const passFrom = offset;
+  const passLine = lineNo;
   const setSeal = prepared(db, "UPDATE runs SET meta = json_set(meta, '$.seal', json(?)) WHERE run_id = ?");
+  const setLinks = prepared(
+    db,
+    "UPDATE runs SET meta = json_set(meta, '$.stated_links', json(?)) WHERE run_id = ?",
+  );
   const committedTail = state.tail ?? null;
   let tailToDrop = committedTail;
 
@@ -295,7 +335,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
   let committedState: string | null = row?.state ?? null;
   let lastCommit = performance.now();
   const commit = (): void => {
-    const { rows, findings, created } = seqr.drain();
+    const { rows, findings, created, linked } = seqr.drain();
     const newOffset = pos;
     const newLine = lineNo;
     const drop = tailToDrop && newOffset > tailToDrop.offset ? tailToDrop : null;
@@ -307,7 +347,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
     if (sealed.length > 0 && newOffset > passFrom) {
       hashRange(abs, hashedTo, newOffset, sealHash);
       hashedTo = newOffset;
-      sealJson = JSON.stringify(sealOf(abs, key, state, passFrom, newOffset, sealHash));
+      sealJson = JSON.stringify(sealOf(abs, key, state, passFrom, passLine, newOffset, sealHash));
     }
     const stateJson = JSON.stringify(state);
     const tx = db.transaction(() => {
@@ -335,6 +375,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
         });
       }
       insertRows(ledger, rows);
+      for (const r of linked) setLinks.run(JSON.stringify(r.links ?? []), r.id);
       addFindings(ledger, state, findings);
       if (sealJson !== null) for (const r of sealed) setSeal.run(sealJson, r.id);
       if (drop) dropTail.run(key, drop.line);
@@ -381,7 +422,13 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       done.aborted = true;
       return done;
     }
-    if (pos !== offset || seqr.findings.length > 0 || seqr.created.length > 0 || state.tail !== committedTail)
+    if (
+      pos !== offset ||
+      seqr.findings.length > 0 ||
+      seqr.created.length > 0 ||
+      seqr.linked.size > 0 ||
+      state.tail !== committedTail
+    )
       commit();
   } catch (e) {
     if (e instanceof Conflict) Object.assign(e, { done });
@@ -447,15 +494,27 @@ export function completeLine(buf: Buffer, fmt: Format | null): LineResult | null
  * The seal after this pass: earlier passes' ranges, and this one's [from, to) with its sha256.
  * Past 64 ranges (a file tailed for long) they are folded into one range from byte 0.
  */
-function sealOf(abs: string, key: string, state: FileState, from: number, to: number, h: Hash): Seal {
-  let ranges = (state.seal ?? []).filter((r) => r.from !== from);
-  ranges.push({ from, to, sha256: h.copy().digest('hex') });
+function sealOf(
+  abs: string,
+  key: string,
+  state: FileState,
+  from: number,
+  line: number,
+  to: number,
+  h: Hash,
+): Seal {
+  const old = state.seal ?? [];
+  const keep = old.map((r, i) => ({ r, line: state.sealLines?.[i] ?? 0 })).filter((x) => x.r.from !== from);
+  let ranges = [...keep.map((x) => x.r), { from, to, sha256: h.copy().digest('hex') }];
+  let lines = [...keep.map((x) => x.line), line];
   if (ranges.length > 64) {
     const whole = createHash('sha256');
     hashRange(abs, 0, to, whole);
     ranges = [{ from: 0, to, sha256: whole.digest('hex') }];
+    lines = [0];
   }
   state.seal = ranges;
+  state.sealLines = lines;
   return { file: key, ranges };
 }
 

@@ -61,16 +61,19 @@ export async function ingestFolder(
   if (signal?.aborted) return stopped(summary);
   for (const u of unreadable) {
     const key = keyOf(ledger.folder, u.file);
-    if (fileFinding(ledger, key, 'unreadable_file', `${key} is ${u.why}: not read`)) summary.findings += 1;
+    // The finding's file names it whole; its message, cut at 2,000 characters, must keep the why.
+    const named = key.length > 300 ? `${key.slice(0, 300)}…` : key;
+    if (fileFinding(ledger, key, 'unreadable_file', `${named} is ${u.why}: not read`)) summary.findings += 1;
   }
   // What every file was imported up to, read at once: a reopen of a folder of 10,000 sessions with
   // nothing new then costs a stat per file (one query for each file's row, and the path arithmetic
   // of keyOf, took ~0.4 s of the ~1 s it took).
   const known = new Map(
-    (ledger.db.prepare('SELECT file, size, offset FROM imports').all() as KnownFile[]).map((r) => [
-      r.file,
-      r,
-    ]),
+    (
+      ledger.db
+        .prepare("SELECT file, size, offset, json_extract(state, '$.mtime') AS mtime FROM imports")
+        .all() as KnownFile[]
+    ).map((r) => [r.file, r]),
   );
   const prefix = ledger.folder + path.sep;
   const keyOfFile = (abs: string): string =>
@@ -170,14 +173,18 @@ interface KnownFile {
   file: string;
   size: number;
   offset: number;
+  mtime: number | null;
 }
 
-/** Imported to its end at the size it still has (importPass decides the same, see there). */
+/**
+ * Imported to its end at the size and modification time it still has (importPass decides the
+ * same, see there): a file edited in place keeps its size but not its time, and is checked.
+ */
 function unchangedSince(abs: string, row: KnownFile | undefined): boolean {
   if (!row) return false;
   try {
-    const size = statSync(abs).size;
-    return size === row.size && size <= row.offset;
+    const st = statSync(abs);
+    return st.size === row.size && st.size <= row.offset && st.mtimeMs === row.mtime;
   } catch {
     return false; // gone: importFile reports it
   }

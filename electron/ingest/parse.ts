@@ -73,6 +73,11 @@ export interface ParsedBad {
   src: string | null;
   /** The line's text, bounded and redacted, so the user sees what was there. */
   excerpt: string | null;
+  /**
+   * The chain fields a line too deep to parse states at its end (ProofLoop's own lines): the link
+   * from the next line back to this one is checked with them, though this line's content is not.
+   */
+  link?: { prev: string; hash: string };
 }
 
 /** A record that maps to several events (a message with several content blocks). */
@@ -157,6 +162,20 @@ function namedNearStart(text: string): Obj | null {
 }
 
 /**
+ * The `prev` and `hash` a ProofLoop line states as the last members of its top-level object (as its
+ * writer puts them), read from its text's end: members followed only by the closing brace belong
+ * to the outermost object, and a quote inside a string is escaped, so a payload cannot pose as them.
+ */
+const STATED_CHAIN = /,\s*((?:"(?:prev|hash|digest)"\s*:\s*"[0-9a-f]{64}"\s*,?\s*){2,3})\}\s*$/;
+export function statedLink(text: string): { prev: string; hash: string } | undefined {
+  const m = STATED_CHAIN.exec(text.slice(-400));
+  if (!m) return undefined;
+  const prev = /"prev"\s*:\s*"([0-9a-f]{64})"/.exec(m[1]!);
+  const hash = /"hash"\s*:\s*"([0-9a-f]{64})"/.exec(m[1]!);
+  return prev && hash ? { prev: prev[1]!, hash: hash[1]! } : undefined;
+}
+
+/**
  * Whether JSON text may hold a number of 16 or more digits: outside strings a number follows `:`,
  * `,` or `[` (and whitespace), so this passes over the 64-digit hex hashes and digests, which
  * follow a quote. `\d{16}` alone matched those in every chained line and in payloads carrying a
@@ -219,13 +238,18 @@ const LONG_NUMBER_CANONICAL = /[:,[]-?\d{16}/;
 /** Parses, names, checks, redacts and digests one line (its text, without the newline). */
 export function parseLine(text: string, hint: Format | null = null): Parsed | ParsedMulti {
   // Important: before anything walks the value (canonical JSON and the redactor recurse).
-  if (depthOverText(text))
-    return bad(
+  if (depthOverText(text)) {
+    const named = namedNearStart(text);
+    const link = named ? statedLink(text) : undefined;
+    const b = bad(
       'invalid_event',
       `the line nests objects or arrays deeper than ${MAX_DEPTH} levels`,
-      namedNearStart(text),
+      named,
       text,
     );
+    if (link) b.link = link;
+    return b;
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(text);

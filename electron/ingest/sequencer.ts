@@ -1,6 +1,7 @@
 import type { LineResult } from './block';
 import { ZERO_HASH } from '../../shared/protocol';
-import { ChainVerifier } from '../ledger/verify';
+import { dict } from '../../shared/dict';
+import { ChainVerifier, type StatedLink } from '../ledger/verify';
 import type { ImportedEvent } from '../ledger/ledger';
 import type { Finding, FindingCode } from '../ledger/types';
 import {
@@ -9,7 +10,7 @@ import {
   digestEventCanonicalBytes,
   linkHash as link,
 } from '../crypto';
-import type { Format, Parsed, ParsedEvent } from './parse';
+import type { Format, Parsed, ParsedBad, ParsedEvent } from './parse';
 import type { Seal } from './importer';
 
 /** What the importer carries between transactions, per run of a file (kept in `imports.state`). */
@@ -23,6 +24,11 @@ export interface FileRun {
   fmt: Format;
   /** Facts the run's first event gave for `runs.meta` (MappedEvent.runMeta). */
   meta?: Record<string, unknown>;
+  /**
+   * ProofLoop lines of this run that are no event (too deep to parse), by the chain fields they
+   * state (the first 1,000): the ledger's verify links over them as the import did.
+   */
+  links?: StatedLink[];
 }
 
 export interface FileState {
@@ -44,18 +50,36 @@ export interface FileState {
   unclaimed?: boolean;
   /** The seal's byte ranges so far (see Seal in importer.ts). */
   seal?: Seal['ranges'];
-  /** A rewrite already reported: the size and head digest it was reported for. */
-  rewritten?: { size: number; head: string } | null;
+  /** Lines before each seal range's start (to name the first line that differs: seal-check.ts). */
+  sealLines?: number[];
+  /** The file's modification time (ms) when it was last imported or checked. */
+  mtime?: number;
+  /**
+   * A rewrite already reported: the size and head digest it was reported for, and the first line
+   * that differed (null: not known).
+   */
+  rewritten?: { size: number; head: string; line?: number | null } | null;
 }
 
 export const emptyState = (fileRun: string | null = null): FileState => ({
   format: null,
   fileRun,
-  runs: {},
+  runs: dict(),
   lastSrc: null,
   tail: null,
   rewritten: null,
 });
+
+/**
+ * A state read back from `imports.state`: its per-run records keyed by source run ids again in
+ * objects without a prototype (a run named `constructor` or `__proto__` is a run like any other).
+ */
+export function reviveState(json: string): FileState {
+  const st = JSON.parse(json) as FileState;
+  st.runs = dict(st.runs);
+  if (st.held) st.held = dict(st.held);
+  return st;
+}
 
 /** An event ready for `Ledger.insertImported`, with the ledger run it goes to. */
 export interface Row extends ImportedEvent {
@@ -86,6 +110,8 @@ export class Sequencer {
   findings: PendingFinding[] = [];
   /** Runs first seen since the last drain, for the importer to create. */
   created: FileRun[] = [];
+  /** Runs whose stated links (FileRun.links) grew since the last drain. */
+  linked = new Set<FileRun>();
   /** verify mode: one ChainVerifier per chained run, and counts. */
   readonly verifiers = new Map<string, ChainVerifier>();
   readonly counts = new Map<string, number>();
@@ -136,6 +162,7 @@ export class Sequencer {
   push(p: Parsed, line: number): void {
     const st = this.state;
     if (p.t === 'bad') {
+      if (p.link && p.seq !== null && this.linkThrough(p, p.seq, p.link, line)) return;
       const src = p.src && st.runs[p.src] ? p.src : null;
       if (p.seq !== null) this.hold(p.src ?? st.fileRun ?? st.lastSrc ?? '', p.seq);
       this.finding(p.code, line, p.seq, p.message, src, p.excerpt);
@@ -222,15 +249,18 @@ export class Sequencer {
         );
       }
     } else {
-      // Unchained formats are sealed: chained as ProofLoop would have, over the ledger's run id.
-      // Over the ledger's run id; an unredacted payload's stored text is its canonical JSON.
-      if (digest === null || run.id !== src)
+      // Unchained formats are sealed: chained as ProofLoop would have, over the run id as the
+      // source names it (the one rule for stored ids: a run stored under another id keeps its
+      // source's digests, and meta.source_run_id says which id they cover). The parser digested
+      // lines that name their run; the others (the file's run) and redacted ones are digested here.
+      // An unredacted payload's stored text is its canonical JSON.
+      if (digest === null || p.src !== src)
         digest =
           p.orig !== null
-            ? fastDigest(p.seq, run.id, p.kind, p.v, p.at, p.orig)
+            ? fastDigest(p.seq, src, p.kind, p.v, p.at, p.orig)
             : p.origUtf8 !== undefined
-              ? digestEventCanonicalBytes(p.seq, run.id, p.kind, p.v, p.at, p.origUtf8)
-              : digestEventCanonical(p.seq, run.id, p.kind, p.v, p.at, p.json);
+              ? digestEventCanonicalBytes(p.seq, src, p.kind, p.v, p.at, p.origUtf8)
+              : digestEventCanonical(p.seq, src, p.kind, p.v, p.at, p.json);
       hash = link(run.hash, digest);
     }
     run.seq = p.seq;
@@ -251,9 +281,70 @@ export class Sequencer {
     });
   }
 
+  /**
+   * A ProofLoop line whose content could not be taken as an event (nested too deep to walk) but
+   * that states its chain fields: its link back is checked with the `prev` it states and the next
+   * line links to the `hash` it states, so one such line breaks no link after it. Its finding says
+   * that its own content could not be checked. False when it cannot stand in its run's chain (not a
+   * ProofLoop file, another run's id, a seq out of order): the line is then a finding as any other.
+   */
+  private linkThrough(
+    p: ParsedBad,
+    seq: number,
+    link: { prev: string; hash: string },
+    line: number,
+  ): boolean {
+    const st = this.state;
+    // A file whose first line is this one has no format yet: the chain fields it states say it is
+    // ProofLoop's (a seed file has none).
+    if (st.format === null) st.format = 'proofloop';
+    if (st.format !== 'proofloop') return false;
+    const src = p.src || st.fileRun || this.opts.defaultRun || '';
+    if (st.fileRun !== null && src !== st.fileRun) return false;
+    let run = st.runs[src];
+    if (run && seq !== run.seq + 1) return false;
+    if (!run) {
+      if (seq !== 1) return false;
+      run = { id: this.opts.resolveRunId(src, 'proofloop'), src, seq: 0, hash: ZERO_HASH, fmt: 'proofloop' };
+      st.runs[src] = run;
+      st.fileRun ??= src;
+      this.created.push(run);
+    }
+    st.lastSrc = src;
+    if (this.opts.mode === 'verify') {
+      let v = this.verifiers.get(src);
+      if (!v) this.verifiers.set(src, (v = new ChainVerifier(this.opts.file)));
+      v.link(seq, link.prev, link.hash, line);
+      run.seq = v.head.seq;
+      run.hash = v.head.hash;
+    } else {
+      if (link.prev !== run.hash)
+        this.finding(
+          'chain_broken',
+          line,
+          seq,
+          `prev of seq ${seq} is not the hash of the event before it`,
+          src,
+        );
+      run.seq = seq;
+      run.hash = link.hash;
+      if ((run.links ??= []).length < 1000) run.links.push({ seq, prev: link.prev, hash: link.hash });
+      this.linked.add(run);
+    }
+    this.finding(
+      p.code,
+      line,
+      seq,
+      `${p.message}: its own content could not be checked; the chain links over it by the prev and hash it states`,
+      src,
+      p.excerpt,
+    );
+    return true;
+  }
+
   /** A seq a line that is no event seems to hold (kept until the run passes it; at most 1,000). */
   private hold(src: string, seq: number): void {
-    const held = (this.state.held ??= {});
+    const held = (this.state.held ??= dict());
     const list = (held[src] ??= []);
     if (list.length < 1000 && seq > (this.state.runs[src]?.seq ?? 0)) list.push(seq);
   }
@@ -314,14 +405,15 @@ export class Sequencer {
     run.hash = v.head.hash;
   }
 
-  drain(): { rows: Row[]; findings: PendingFinding[]; created: FileRun[] } {
+  drain(): { rows: Row[]; findings: PendingFinding[]; created: FileRun[]; linked: FileRun[] } {
     // A run's meta goes to the runs table once: it is not carried in the file's stored state.
     const created = this.created.map((r) => ({ ...r }));
     for (const r of this.created) delete r.meta;
-    const out = { rows: this.rows, findings: this.findings, created };
+    const out = { rows: this.rows, findings: this.findings, created, linked: [...this.linked] };
     this.rows = [];
     this.findings = [];
     this.created = [];
+    this.linked.clear();
     return out;
   }
 }

@@ -39,33 +39,11 @@ export class ChainVerifier {
 
   push(e: LedgerEvent & { redacted?: boolean }, line: number | null = null): void {
     this.count += 1;
-    if (e.seq !== this.expectSeq) {
-      const code =
-        e.seq < this.expectSeq
-          ? e.seq === this.expectSeq - 1
-            ? 'seq_duplicate'
-            : 'seq_out_of_order'
-          : 'seq_gap';
-      this.add({
-        code,
-        file: this.file,
-        line,
-        seq: e.seq,
-        message: `expected seq ${this.expectSeq}, found ${e.seq}`,
-      });
-    }
+    this.checkSeq(e.seq, line);
     // A redacted event carries the digest of its original content; any other is recomputed.
     const digest =
       e.digest ?? digestParts(e.seq, this.digestRunId ?? e.run_id, e.kind, e.v, e.at, e.payload, sha256Hex);
-    if (e.prev !== this.prevHash) {
-      this.add({
-        code: 'chain_broken',
-        file: this.file,
-        line,
-        seq: e.seq,
-        message: `prev of seq ${e.seq} is not the hash of the event before it`,
-      });
-    }
+    this.checkPrev(e.seq, e.prev, line);
     const hash = chainLink(e.prev, digest, sha256Hex);
     if (hash !== e.hash) {
       this.add({
@@ -78,6 +56,47 @@ export class ChainVerifier {
     }
     this.prevHash = e.hash;
     this.expectSeq = Math.max(this.expectSeq, e.seq + 1);
+  }
+
+  /**
+   * A line whose content could not be checked (nested too deep to parse), by the chain fields it
+   * states: its seq and its link back are checked, and the next line links to the hash it states.
+   */
+  link(seq: number, prev: string, hash: string, line: number | null = null): void {
+    this.checkSeq(seq, line);
+    this.checkPrev(seq, prev, line);
+    this.prevHash = hash;
+    this.expectSeq = Math.max(this.expectSeq, seq + 1);
+  }
+
+  private checkPrev(seq: number, prev: string, line: number | null): void {
+    if (prev !== this.prevHash) {
+      this.add({
+        code: 'chain_broken',
+        file: this.file,
+        line,
+        seq,
+        message: `prev of seq ${seq} is not the hash of the event before it`,
+      });
+    }
+  }
+
+  private checkSeq(seq: number, line: number | null): void {
+    if (seq !== this.expectSeq) {
+      const code =
+        seq < this.expectSeq
+          ? seq === this.expectSeq - 1
+            ? 'seq_duplicate'
+            : 'seq_out_of_order'
+          : 'seq_gap';
+      this.add({
+        code,
+        file: this.file,
+        line,
+        seq: seq,
+        message: `expected seq ${this.expectSeq}, found ${seq}`,
+      });
+    }
   }
 
   private add(f: Finding): void {
@@ -93,10 +112,26 @@ export function verifyEvents(
     expectedHead?: { seq: number; hash: string };
     /** See ChainVerifier. */
     digestRunId?: string | null;
+    /** Lines of the run's source that are no stored event, by the chain fields they state (statedLinksOf). */
+    statedLinks?: readonly StatedLink[];
   } = {},
 ): VerifyReport {
   const v = new ChainVerifier(opts.file ?? null, undefined, opts.digestRunId ?? null);
-  for (const e of events) v.push(e);
+  const links = opts.statedLinks ?? [];
+  let li = 0;
+  for (const e of events) {
+    let linked = false;
+    for (; li < links.length && links[li]!.seq < e.seq; li++) {
+      const l = links[li]!;
+      v.link(l.seq, l.prev, l.hash);
+      linked = true;
+    }
+    // A stored event's prev is the hash of the stored event before it: past a stated link, the
+    // event links to the hash that line states.
+    v.push(linked ? { ...e, prev: v.head.hash } : e);
+  }
+  // Links past the last stored event link nothing stored to them (the run's head is that event);
+  // the import checked their own link back.
   const head = v.head;
   if (opts.expectedHead && (opts.expectedHead.seq !== head.seq || opts.expectedHead.hash !== head.hash)) {
     v.findings.push({
@@ -116,6 +151,22 @@ export function verifyEvents(
     chained: true,
     findings: v.findings,
   };
+}
+
+/** A line that is no stored event, by the chain fields it states (a ProofLoop line too deep to parse). */
+export interface StatedLink {
+  seq: number;
+  prev: string;
+  hash: string;
+}
+
+/** The stated links an import recorded on a run (runs.meta.stated_links), in seq order. */
+export function statedLinksOf(run: Pick<RunRow, 'meta'>): StatedLink[] {
+  const list = (run.meta as { stated_links?: unknown }).stated_links;
+  if (!Array.isArray(list)) return [];
+  return (list as StatedLink[])
+    .filter((l) => typeof l?.seq === 'number' && typeof l.prev === 'string' && typeof l.hash === 'string')
+    .sort((a, b) => a.seq - b.seq);
 }
 
 /**

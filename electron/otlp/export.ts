@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../shared/protocol';
+import { dict } from '../../shared/dict';
 import { ProofloopError } from '../../shared/result';
 import type { LedgerReader, StoredEvent } from '../ledger';
 import { requestTypes, responseTypes, StatusType } from './decode';
@@ -234,7 +235,7 @@ export function toProtobuf(request: Record<string, unknown>): Uint8Array {
 
 /** OTEL_EXPORTER_OTLP_HEADERS' form: `k=v,k2=v2`, values URL-encoded. */
 export function parseOtlpHeaders(text: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = dict<string>();
   for (const part of (text ?? '').split(',')) {
     const i = part.indexOf('=');
     if (i <= 0) continue;

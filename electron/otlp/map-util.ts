@@ -1,4 +1,5 @@
 import { sha256Hex } from '../crypto';
+import { dict } from '../../shared/dict';
 import type { AttrValue, Attrs, OtlpLog, OtlpSpan } from './types';
 import { BoundedMap } from '../bounded-map';
 
@@ -162,7 +163,8 @@ export function indexed(a: Attrs, prefix: string): Record<string, AttrValue>[] {
     const dot = rest.indexOf('.');
     const i = Number(dot < 0 ? rest : rest.slice(0, dot));
     if (!Number.isInteger(i) || i < 0 || i >= 1024) continue;
-    (out[i] ??= {})[dot < 0 ? '' : rest.slice(dot + 1)] = v;
+    // An attribute named `…0.__proto__` is a key like any other.
+    (out[i] ??= dict())[dot < 0 ? '' : rest.slice(dot + 1)] = v;
   }
   return out.filter(Boolean);
 }

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ProofloopError } from '../../shared/result';
-import { digestRunIdOf, verifyEvents } from '../ledger';
+import { digestRunIdOf, statedLinksOf, verifyEvents } from '../ledger';
 import { ID_RANGE, idRange } from '../ledger/event-ids';
 import type { ServiceContext } from './context';
 import type { Handler as H } from './handler';
@@ -62,6 +62,7 @@ export function ledgerHandlers(ctx: ServiceContext) {
     const report = verifyEvents(run_id, ledger.iterate(run_id), {
       expectedHead: { seq: run.head_seq, hash: run.head_hash },
       digestRunId: digestRunIdOf(run),
+      statedLinks: statedLinksOf(run),
     });
     // Problems found when the run was imported are part of its verdict too.
     const recorded = ledger.findings(run_id);

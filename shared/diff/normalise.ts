@@ -96,14 +96,16 @@ export function normaliseValue(value: unknown, ctx: NormaliseContext, key: strin
         return out;
       }
       const o = value as Record<string, unknown>;
-      const out: Record<string, unknown> = {};
+      // A payload key `__proto__` is a key like any other: fromEntries defines own properties
+      // (assigning it on a {} would set the prototype instead).
+      const out: [string, unknown][] = [];
       for (const k of sortedKeys(o)) {
         if (dropped(k, ctx.dropSeqs)) continue;
         const v = o[k];
         if (v === undefined || typeof v === 'function') continue;
-        out[k] = normaliseValue(v, ctx, k);
+        out.push([k, normaliseValue(v, ctx, k)]);
       }
-      return out;
+      return Object.fromEntries(out);
     }
     default:
       return null;

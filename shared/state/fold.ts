@@ -59,9 +59,12 @@ export function fold(s: Draft, e: FoldEvent, kind: KnownKind, p: Record<string, 
     case 'run_started': {
       if (s.status !== 'empty') note(s, e, 'started_twice', `run_started again (run was ${s.status})`);
       const agent = isRecord(p.agent) ? p.agent : {};
-      const limits: Record<string, number> = {};
-      if (isRecord(p.budget))
-        for (const [k, v] of Object.entries(p.budget)) if (num(v) !== null) limits[k] = v as number;
+      // Own properties whatever the key (a budget key `__proto__` included), on a plain object.
+      const limits: Record<string, number> = Object.fromEntries(
+        isRecord(p.budget)
+          ? Object.entries(p.budget).filter((e): e is [string, number] => num(e[1]) !== null)
+          : [],
+      );
       s.status = 'running';
       s.why = null;
       s.ended = null;

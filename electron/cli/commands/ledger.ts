@@ -5,6 +5,7 @@ import type { CliContext } from '../context';
 import { EXIT } from '../context';
 import { intOption, oneLine, table } from '../format';
 import { verifyFile } from '../../ingest';
+import { checkRunSource, type SourceVerdict } from '../../ingest/seal-check';
 import { openBundleCommand } from './bundle';
 import { teamEvents, teamRuns, teamSpec, teamVerify } from './team';
 import { appendLines } from '../append-lines';
@@ -16,14 +17,16 @@ import type { VerifyReportSchema } from '../../../shared/api/ledger';
 
 type VerifyReport = z.output<typeof VerifyReportSchema>;
 
-function printFindings(ctx: CliContext, reports: VerifyReport[]): void {
+function printFindings(ctx: CliContext, reports: VerifyReport[], source?: SourceVerdict | null): void {
   const findings = reports.flatMap((r) => r.findings);
   const ok = findings.length === 0;
-  ctx.print({ ok, runs: reports.map(({ findings: _f, ...r }) => r), findings }, () => {
+  const out = { ok, runs: reports.map(({ findings: _f, ...r }) => r), findings };
+  ctx.print(source ? { ...out, source } : out, () => {
     const lines = reports.map(
       (r) =>
         `${r.findings.length === 0 ? 'ok  ' : 'FAIL'} ${r.run_id}: ${r.events} events, head seq ${r.head_seq} ${r.head_hash.slice(0, 16)}…${r.chained ? '' : ' (unchained)'}`,
     );
+    if (source) lines.push(`  ${source.message}`);
     for (const f of findings) {
       lines.push(
         `  ${f.code}${f.seq !== null ? ` seq ${f.seq}` : ''}${f.file ? ` ${f.file}${f.line ? `:${f.line}` : ''}` : ''}: ${f.message}`,
@@ -156,8 +159,24 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
         printFindings(ctx, await verifyFile(asFile));
         return;
       }
-      const report = await (await ctx.service()).invoke('run.verify', { run_id: target });
-      printFindings(ctx, [report]);
+      const svc = await ctx.service();
+      const report = await svc.invoke('run.verify', { run_id: target });
+      // A sealed run: its seal checked against its source file, when that is still there.
+      const ledger = svc.ctx.ledger();
+      const source = checkRunSource(ledger.db, ledger.folder, ledger.run(target)!);
+      const known = (l: number | null) =>
+        report.findings.some((f) => f.code === 'file_rewritten' && f.line === l);
+      if (source?.state === 'changed' && !known(source.line)) {
+        report.findings.push({
+          code: 'file_rewritten',
+          file: source.file,
+          line: source.line,
+          seq: null,
+          message: `${source.message}: the run holds what was imported before the change`,
+        });
+        report.ok = false;
+      }
+      printFindings(ctx, [report], source);
     });
 
   program

@@ -17,8 +17,16 @@ export function envelopeEvent(o: Json, requireV: boolean): MappedEvent | MapErro
   const problems: string[] = [];
   if (!KIND_RE.test(kind)) problems.push('kind must be a snake_case name');
   const runId = o.run_id;
-  if (runId !== undefined && (typeof runId !== 'string' || runId.length === 0 || runId.length > 200))
-    problems.push('run_id must be a string of 1 to 200 characters');
+  // Seed 000 bounds no run id; ProofLoop's envelope (requireV) holds 1 to 200 characters. Either
+  // way a non-empty id names the run, stored under a safe id when it cannot be used as is
+  // (importer.ts), its events digested over the id as written.
+  if (
+    runId !== undefined &&
+    (typeof runId !== 'string' || runId.length === 0 || (requireV && runId.length > 200))
+  )
+    problems.push(
+      requireV ? 'run_id must be a string of 1 to 200 characters' : 'run_id must be a non-empty string',
+    );
   let at = '';
   if (typeof o.at === 'string' && o.at.length > 0) at = o.at;
   else problems.push(`at must be a non-empty string; the line has ${describe(o.at)}`);
@@ -37,7 +45,7 @@ export function envelopeEvent(o: Json, requireV: boolean): MappedEvent | MapErro
     seq,
     payload: (isObj ? payload : (payload ?? null)) as Json,
   };
-  if (typeof runId === 'string' && runId.length > 0 && runId.length <= 200) ev.run = runId;
+  if (typeof runId === 'string' && runId.length > 0) ev.run = runId;
   if (problems.length > 0) ev.invalid = `envelope: ${problems.join('; ')}`;
   return ev;
 }

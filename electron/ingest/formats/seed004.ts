@@ -23,7 +23,7 @@ export const seed004Format: FormatAdapter = {
     const aggregate = o.aggregate_id;
     if (typeof type !== 'string' || type.length === 0 || type.length > 200)
       return { error: 'seed 004 event: event_type must be a non-empty string' };
-    if (typeof aggregate !== 'string' || aggregate.length === 0 || aggregate.length > 200)
+    if (typeof aggregate !== 'string' || aggregate.length === 0)
       return { error: 'seed 004 event: aggregate_id must be a non-empty string' };
     const kind = Object.prototype.hasOwnProperty.call(KINDS, type) ? KINDS[type]! : type;
     const problems: string[] = [];

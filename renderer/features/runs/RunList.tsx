@@ -12,6 +12,17 @@ import { isSessionFormat } from '../../../shared/formats';
 import { parentSessionOf } from '../conversation/items';
 import { OutcomeBadge } from './OutcomeBadge';
 
+/**
+ * The run id, and the id its source gave it when it is stored under another one (an id that could
+ * not be used as is, or was taken): its digests cover the source's id.
+ */
+function runIdTitle(run: RunSummary): string {
+  const src = run.meta?.source_run_id;
+  if (typeof src !== 'string') return run.run_id;
+  const shown = JSON.stringify(src);
+  return `${run.run_id}: stored under this id; its source names it ${shown.length > 300 ? `${shown.slice(0, 300)}…` : shown} (source_run_id), the id its digests cover`;
+}
+
 function Integrity({ run }: { run: RunSummary }) {
   const bundle = bundleMetaOf(run);
   if (run.source === 'bundle' && (!bundle || bundle.verdict.integrity === 'failed'))
@@ -119,7 +130,7 @@ const RunItem = memo(function RunItem({
       <div className="run-line1">
         <OutcomeBadge run={run} testId="run-item-outcome" />
         {parent === null ? (
-          <span className="run-id mono" title={run.run_id}>
+          <span className="run-id mono" title={runIdTitle(run)}>
             {run.run_id}
           </span>
         ) : (

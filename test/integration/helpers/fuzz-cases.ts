@@ -237,15 +237,15 @@ export const FUZZ_CASES: FuzzCase[] = [
       );
       write(folder, 'case/events.jsonl', lines.join('\n') + '\n');
     },
-    // A run id of 1-200 characters names the run (made safe for the ledger); another is no id at
-    // all: the envelope is invalid, and the events belong to the file's run.
-    findings:
-      id.length >= 1 && id.length <= 200 ? [] : [{ code: 'invalid_event', line: 1, message: /run_id/ }],
+    // Any non-empty run id names the run (seed 000 bounds none): stored under a safe id, with the
+    // id as written in source_run_id. An empty one is no id: the envelope is invalid, and the
+    // events belong to the file's run.
+    findings: id.length >= 1 ? [] : [{ code: 'invalid_event', line: 1, message: /run_id/ }],
     run: {
-      id: id.length >= 1 && id.length <= 200 ? /^[A-Za-z0-9][A-Za-z0-9._:-]*$/ : 'case',
+      id: id.length >= 1 ? /^[A-Za-z0-9][A-Za-z0-9._:-]*$/ : 'case',
       seqs: [1, 2, 3],
     },
-    sourceRunId: id.length >= 1 && id.length <= 200 ? id : undefined,
+    sourceRunId: id.length >= 1 && !/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(id) ? id : undefined,
   })),
   {
     name: 'duplicate keys in one object',
