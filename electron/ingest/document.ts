@@ -378,9 +378,9 @@ export async function importDocument(
           format: r.fmt,
           chained: false,
           origin: key,
-          // Not source_run_id: an unchained run is digested over its ledger id (sequencer.ts),
-          // and verify reads source_run_id as the id its digests cover.
-          meta: r.src === r.id ? {} : { source_name: r.src },
+          // The one rule for stored ids (sequencer.ts): its events are digested over the source's
+          // id, which source_run_id names for every verifier.
+          meta: r.src === r.id ? {} : { source_run_id: r.src },
         });
       const byRun = new Map<string, typeof rows>();
       for (const r of rows) {
