@@ -42,8 +42,8 @@ export default tseslint.config(
     // payload keys) never lives in a plain `{}`, where `__proto__`, `constructor` or `toString`
     // find Object.prototype's members: a Map, or shared/dict.ts's dict() (no prototype).
     // Where names from files are keys: the import, the ledger, bundles, the service, OTLP, shared/.
-    // (The format adapters, the PostgreSQL engine and the runner are other people's work in progress
-    // this session; they hold a few `Record = {}` of their own still to be looked at.)
+    // (The format adapters and views, the PostgreSQL engine and the runner are other people's work in
+    // progress this session; they hold a few `Record = {}` / `??= {}` of their own still to be looked at.)
     files: [
       'electron/ingest/*.ts',
       'electron/ledger/*.ts',
@@ -53,6 +53,7 @@ export default tseslint.config(
       'electron/cli/**/*.ts',
       'shared/**/*.ts',
     ],
+    ignores: ['shared/formats/**'],
     rules: {
       'no-restricted-syntax': [
         'error',
