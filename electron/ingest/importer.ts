@@ -361,17 +361,10 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
           format: r.fmt,
           chained: r.fmt === 'proofloop',
           origin: key,
-          // source_run_id names the id a run's digests cover (verify.ts): a chained run's source's;
-          // an unchained run is sealed over its ledger id (sequencer.ts), so it keeps its source's
-          // name apart.
-          meta: {
-            ...r.meta,
-            ...(r.src === r.id
-              ? {}
-              : r.fmt === 'proofloop'
-                ? { source_run_id: r.src }
-                : { source_name: r.src }),
-          },
+          // The one rule for stored ids: every run's events are digested over its source's id
+          // (a chained run's by its writer, a sealed one's by sequencer.ts), which source_run_id
+          // names for every verifier (verify.ts digestRunIdOf).
+          meta: { ...r.meta, ...(r.src === r.id ? {} : { source_run_id: r.src }) },
         });
       }
       insertRows(ledger, rows);

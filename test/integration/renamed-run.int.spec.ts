@@ -7,8 +7,8 @@ import { ingestFolder } from '../../electron/ingest';
 
 /**
  * Two sessions of one name in one folder (the same session copied to two projects): the second is
- * stored as `<name>:2`. An unchained run is sealed over its ledger id, so it must verify under it;
- * it failed every link while its meta named the source's id as the one its digests cover.
+ * stored as `<name>:2`. Its events are digested over the source's id (issue 24's one rule for
+ * stored ids), which its meta names as source_run_id: it verifies with that id.
  */
 const FIX = path.join(__dirname, '../fixtures');
 const tmpOf = homeForFile('pl-renamed-');
@@ -28,7 +28,7 @@ beforeAll(async () => {
 });
 afterAll(() => l.close());
 
-it('an unchained run imported under a new id verifies, and keeps its source’s name', () => {
+it('an unchained run imported under a new id verifies, and names its source’s id', () => {
   const runs = l.runs();
   expect(runs.map((r) => r.run_id).sort()).toEqual(['tool_heavy', 'tool_heavy:2']);
   for (const r of runs) {
@@ -38,5 +38,5 @@ it('an unchained run imported under a new id verifies, and keeps its source’s 
     });
     expect(report.findings, r.run_id).toEqual([]);
   }
-  expect(l.run('tool_heavy:2')!.meta).toMatchObject({ source_name: 'tool_heavy' });
+  expect(l.run('tool_heavy:2')!.meta).toMatchObject({ source_run_id: 'tool_heavy' });
 });

@@ -18,7 +18,7 @@ export interface FuzzCase {
    * around the bad one, and the bad one itself when it is an event).
    */
   run?: { id: string | RegExp; seqs: number[] };
-  /** The run id as the file names it, when the ledger had to make it safe (runs[].meta.source_name). */
+  /** The run id as the file names it, when the ledger had to make it safe (runs[].meta.source_run_id). */
   sourceRunId?: string;
   /** Checks on the case's run's stored events (as `events --json` prints them). */
   check?: (events: CaseEvent[]) => void;
