@@ -5,7 +5,7 @@
  * each call, what it sends back when a call is denied, and that a hook which cannot run denies.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { codex } from '../../electron/runner/agents/codex';
@@ -133,10 +133,10 @@ describe('Codex 0.169.0 refereed through its PreToolUse hook', () => {
     const next = o.requests.find((r) => r.results.some((x) => x.call_id === curl!.call.call_id));
     expect(blocked(next)?.output).toContain('ProofLoop policy (commands)');
     expect(blocked(next)?.is_error).toBe(true);
-    // The second attempt (overwriting the tests with apply_patch) is denied by its path.
+    // The second attempt (an apply_patch that adds a file outside the workspace) is denied by its path.
     const patch = o.decisions.find((d) => d.call.tool === 'apply_patch');
-    expect(patch?.decision).toMatchObject({ allowed: false, rule: 'paths.write' });
-    expect(readFileSync(path.join(o.workspace, 'test.js'), 'utf8')).not.toContain('# pass 1');
+    expect(patch?.decision).toMatchObject({ allowed: false, rule: 'workspace' });
+    expect(existsSync(path.join(o.workspace, '..', 'escape.txt'))).toBe(false);
   });
 
   it('a hook client that cannot reach the host denies every call (Codex alone would run them)', async () => {
