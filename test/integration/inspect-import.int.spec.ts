@@ -1,6 +1,7 @@
 import { cpSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { inflateRawSync } from 'node:zlib';
+import { decompress as zstdDecompress } from 'zstd-napi';
 import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import yazl from 'yazl';
@@ -26,7 +27,7 @@ const tmpOf = homeForFile('pl-inspect-');
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
 
-/** A deflate `.eval`'s entries, read here with a zip reader of the test's own (not the importer's). */
+/** An `.eval`'s entries (deflate, or zstd: zip method 93), read here with a zip reader of the test's own (not the importer's). */
 function evalEntries(file: string): Map<string, unknown> {
   const zip = readFileSync(file);
   const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
@@ -41,7 +42,8 @@ function evalEntries(file: string): Map<string, unknown> {
     const name = zip.subarray(at + 46, at + 46 + n).toString('utf8');
     const dataAt = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
     const raw = zip.subarray(dataAt, dataAt + csize);
-    out.set(name, JSON.parse((method === 8 ? inflateRawSync(raw) : raw).toString('utf8')) as unknown);
+    const bytes = method === 8 ? inflateRawSync(raw) : method === 93 ? zstdDecompress(raw) : raw;
+    out.set(name, JSON.parse(bytes.toString('utf8')) as unknown);
     at += 46 + n + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
   }
   return out;
@@ -113,6 +115,8 @@ const FILES = [
   ['2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval', recordsOfEval],
   ['2025-05-12T20-27-36-04-00_browser.json', recordsOfJson],
   ['log_read_sample.approvals.json', recordsOfJson],
+  // Written by Inspect 0.3.208 itself, zstd entries (test/fixtures/README.md).
+  ['retry-2-then-success.eval', recordsOfEval],
 ] as const;
 
 describe('Inspect AI logs through the importer', () => {
@@ -303,6 +307,52 @@ describe('Inspect AI logs through the importer', () => {
 });
 
 describe('an Inspect .eval with zstd entries (method 93)', () => {
+  it('a log Inspect 0.3.208 wrote with zstd entries opens: its retried model call, condensed, is three model events', async () => {
+    const name = 'retry-2-then-success.eval';
+    const file = path.join(FIX, name);
+    // The file is what Inspect wrote: every local header names zstd (93), none deflate.
+    const zip = readFileSync(file);
+    const methods: number[] = [];
+    for (
+      let i = zip.indexOf('PK\x03\x04', 0, 'latin1');
+      i >= 0;
+      i = zip.indexOf('PK\x03\x04', i + 4, 'latin1')
+    )
+      methods.push(zip.readUInt16LE(i + 8));
+    expect(methods).toEqual([93, 93, 93, 93, 93]);
+    const { head, samples } = recordsOfEval(file);
+    expect(((head.eval as Obj).packages as Obj).inspect_ai).toMatch(/^0\.3\.208/);
+    const folder = path.join(tmpOf(), 'real-zstd');
+    mkdirSync(folder);
+    cpSync(file, path.join(folder, name));
+    const l = Ledger.open(folder);
+    try {
+      await ingestFolder(l);
+      expect(l.findings()).toEqual([]);
+      const runs = runsOf(l, name);
+      const runId = [...runs.keys()].find((id) => id.endsWith(':1_epoch_1'))!;
+      const events = runs.get(runId)!;
+      expect(l.run(runId)!.status).toBe('completed');
+      // The sample's events are condensed: each model event names its input in the pool by
+      // input_refs, and the pooled message is an event before them.
+      const s = samples[0]!;
+      expect((s.events_data as Obj).messages).toHaveLength(1);
+      const models = events.filter((e) => e.kind === 'model_responded');
+      expect(models.map((e) => e.payload)).toEqual((s.events as Obj[]).filter((e) => e.event === 'model'));
+      const pooled = events.find((e) => e.kind === 'inspect_message' && e.source?.ids?.pool === 'message')!;
+      expect(pooled.seq).toBeLessThan(models[0]!.seq);
+      // Two failed attempts and the one that answered, one call (call_id) three times.
+      expect(models.map((e) => [v1(e, runId).error, e.payload.attempt, e.payload.call_id])).toEqual([
+        ["_Transient('transient')", 1, 'kGpTHyKQDTbrjBUS6y2G4P'],
+        ["_Transient('transient')", 2, 'kGpTHyKQDTbrjBUS6y2G4P'],
+        [null, 3, 'kGpTHyKQDTbrjBUS6y2G4P'],
+      ]);
+      expect(v1(models[2]!, runId)).toMatchObject({ content: 'ok', model: 'mockllm/fake' });
+    } finally {
+      l.close();
+    }
+  });
+
   it('reads as the same records as its deflate original', async () => {
     const read = async (name: string) => {
       const folder = path.join(tmpOf(), name.replace(/\W/g, '_'));

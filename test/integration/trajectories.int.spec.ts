@@ -181,6 +181,56 @@ describe('OpenHands V1 conversation folder (base_state.json + events/event-<n>-<
   });
 });
 
+/**
+ * A conversation folder as the agent SDK wrote it (test/fixtures/README.md: committed by its
+ * authors, gpt-4o-mini, a terminal call and a finish), with its `.eventlog.lock`, unlike the
+ * assembled folder above.
+ */
+describe('OpenHands V1 conversation folder the SDK wrote (software-agent-sdk .pr artifacts)', () => {
+  const key = 'openhands/v1-sdk/cd94562403b9487ebdd4018e3f531dfd';
+  const run = 'cd945624-03b9-487e-bdd4-018e3f531dfd';
+  const dir = () => path.join(folder, key);
+  it('every event file is one event as written, after base_state; the empty lock file is no record', () => {
+    const all = readdirSync(path.join(dir(), 'events')).sort();
+    expect(all).toContain('.eventlog.lock');
+    const files = all.filter((f) => f.endsWith('.json'));
+    expect(files).toHaveLength(8);
+    const evs = events(run);
+    expect(l.run(run)!.origin).toBe(key);
+    expect(evs.map(pointerOf)).toEqual(['base_state.json', ...files.map((f) => `events/${f}`)]);
+    // As written, but for the key the credentials profile redacts whatever it holds (the SDK
+    // already masked it as `**********`).
+    const base = json(path.join(dir(), 'base_state.json')) as { agent: { llm: Obj } };
+    expect(base.agent.llm.api_key).toBe('**********');
+    expect((evs[0]!.payload as typeof base).agent.llm.api_key).toMatch(/^\[REDACTED:/);
+    base.agent.llm.api_key = (evs[0]!.payload as typeof base).agent.llm.api_key;
+    expect(evs[0]!.payload).toEqual(base);
+    for (const [i, f] of files.entries())
+      expect(evs[i + 1]!.payload).toEqual(json(path.join(dir(), 'events', f)));
+    expect(l.findings().filter((f) => f.file?.startsWith(key))).toEqual([]);
+    expect(evs.map((e) => e.kind)).toEqual([
+      'run_started',
+      'openhands_system_prompt_event',
+      'user_prompted',
+      'model_proposed',
+      'tool_returned',
+      'model_proposed',
+      'tool_returned',
+      'user_prompted',
+      'model_responded',
+    ]);
+  });
+
+  it('the terminal call and the finish pair with their observations by tool_call_id', () => {
+    const cs = calls(run);
+    expect(cs.map((c) => [c.call_id, c.tool, c.result?.status])).toEqual([
+      ['call_KaQ0kUcBb5tbMzhxbIx9dvoZ', 'terminal', 'ok'],
+      ['call_HhojVstik9LFNxVlLTgV0iIA', 'finish', 'ok'],
+    ]);
+    expect(cs[0]!.args).toMatchObject({ command: 'pwd > tool_output.txt' });
+  });
+});
+
 describe('ATIF trajectories (Harbor golden files)', () => {
   const key = 'atif/hello-world-context-summarization.trajectory.json';
   it('each step is its message, its tool calls and its observation results, with the step as written', () => {
