@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { dict } from '../shared/dict.js';
 
 /** The repository root, whether this runs from bench/ (tsx) or bundled in dist/. */
 export const cliRoot = (): string => path.resolve(import.meta.dirname, '..');
@@ -61,7 +62,7 @@ export function topSelf(file: string, top = 12) {
 export function profileSummary(prefix: string): Record<string, unknown> | null {
   const dir = profDir();
   if (!dir || !existsSync(dir)) return null;
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = dict();
   for (const tag of readdirSync(dir).filter((t) => t.startsWith(prefix))) {
     const files = readdirSync(path.join(dir, tag)).filter((f) => f.endsWith('.cpuprofile'));
     out[tag] = Object.fromEntries(

@@ -22,6 +22,7 @@ import { storeParts } from '../electron/runner/real-run';
 import { storeArtifact } from '../electron/runner/artifacts';
 import { redactCredentials } from '../shared/redact';
 import { isMain } from './is-main';
+import { dict } from '../shared/dict.js';
 
 const ANSWER = anthropic.render(
   {
@@ -134,7 +135,7 @@ export async function benchGateway(calls = 300): Promise<Record<string, unknown>
     home: '/h',
   });
   const via = await gw.listen();
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = dict();
   try {
     for (const [name, size, rec] of [
       ['10KB', 10_000, true],

@@ -14,6 +14,7 @@ import { PostgresEngine } from '../electron/ledger/postgres/engine';
 import { pgUnavailable, startCluster } from '../test/support/pg-cluster';
 import { syntheticRun } from './state';
 import { isMain } from './is-main';
+import { dict } from '../shared/dict.js';
 
 const GOALS = { batched_events_per_s: 50_000, state_p99_ms: 10, first_rows_ms: 1000 };
 const BATCH = 10_000;
@@ -25,7 +26,7 @@ function pct(xs: number[], p: number): number {
 
 async function engineFigures(open: () => Promise<LedgerEngine>, events: number, singles: number) {
   const e = await open();
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = dict();
   try {
     // Batched: the long run, 10,000 events a transaction.
     const w = await e.writer('long', { create: {} });

@@ -41,6 +41,7 @@ import { runJudge } from './judge';
 import { PolicyEngine, type Decision } from './policy';
 import type { Variant } from './protocol';
 import { confine } from './tools';
+import { dict } from '../../shared/dict.js';
 
 export type ModelFrom = 'sim' | 'upstream' | `replay:${string}`;
 
@@ -74,7 +75,7 @@ export function storeParts(
   runDir: string,
   value: Record<string, unknown>,
 ): { digest: string; bytes: number } {
-  const manifest: Record<string, unknown> = {};
+  const manifest: Record<string, unknown> = dict();
   let bytes = 0;
   for (const [k, v] of Object.entries(value)) {
     if (LIST_KEYS.has(k) && Array.isArray(v)) {

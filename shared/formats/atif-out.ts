@@ -21,6 +21,7 @@
  */
 import { interpret } from './index';
 import type { SourceRef } from './source-ref';
+import { dict } from '../dict.js';
 
 type Obj = Record<string, unknown>;
 
@@ -177,7 +178,10 @@ export function toAtif(run: AtifRunInfo, events: Iterable<AtifInputEvent>): Obj 
           arguments: wrapped ? { input: p.args ?? null } : p.args,
         };
         (s.tool_calls ??= []).push(call);
-        (s.extra.proofloop.calls ??= {})[callId] = { seq: e.seq, ...(wrapped ? { args: 'wrapped' } : {}) };
+        (s.extra.proofloop.calls ??= dict())[callId] = {
+          seq: e.seq,
+          ...(wrapped ? { args: 'wrapped' } : {}),
+        };
         stepOfCall.set(callId, { step: s, call });
         if (tokens !== null) {
           completionTokens += tokens;
@@ -219,7 +223,7 @@ export function toAtif(run: AtifRunInfo, events: Iterable<AtifInputEvent>): Obj 
           seq: e.seq,
         };
         if (owner) {
-          const calls = (owner.step.extra.proofloop.calls ??= {});
+          const calls = (owner.step.extra.proofloop.calls ??= dict());
           calls[callId] = { ...calls[callId], decision };
         }
         if (e.kind === 'action_denied')

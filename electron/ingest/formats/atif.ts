@@ -19,6 +19,7 @@
  */
 import { kindPart } from './names';
 import type { DocPart, DocumentAdapter, MappedEvent } from './types';
+import { dict } from '../../../shared/dict.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -80,7 +81,7 @@ export const atif: DocumentAdapter = {
   mapPart(part) {
     const r = part.record;
     const at = str(r.timestamp) ?? '';
-    const ids: Record<string, string> = {};
+    const ids: Record<string, string> = dict();
     if (typeof r.step_id === 'number' || typeof r.step_id === 'string') ids.step_id = String(r.step_id);
     const ev = (kind: string, partNo?: number, more: Record<string, string> = {}): MappedEvent => ({
       kind,

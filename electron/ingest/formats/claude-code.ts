@@ -27,6 +27,7 @@ import { allows } from '../../../shared/formats/decision';
 import { taskNotification } from '../../../shared/formats/claude-code';
 import { kindPart } from './names';
 import type { FormatAdapter, Json, MappedEvent, SourceRef } from './types';
+import { dict } from '../../../shared/dict.js';
 
 type Obj = Record<string, unknown>;
 
@@ -55,7 +56,7 @@ const ID_FIELDS = [
 ] as const;
 
 function lineIds(r: Obj): Record<string, string> {
-  const ids: Record<string, string> = {};
+  const ids: Record<string, string> = dict();
   for (const k of ID_FIELDS) {
     const v = str(r[k]);
     if (v !== null && v !== '') ids[k] = v;

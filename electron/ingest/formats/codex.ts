@@ -30,6 +30,7 @@ import { rejectionOf } from '../../../shared/formats/codex';
 import { patchFiles, patchOf } from '../../../shared/formats/codex-patch';
 import { kindPart } from './names';
 import type { FormatAdapter, Json, MappedEvent } from './types';
+import { dict } from '../../../shared/dict.js';
 
 type Obj = Record<string, unknown>;
 
@@ -46,7 +47,7 @@ const OUTPUTS = new Set([
 ]);
 
 function ids(line: Obj, p: Obj | null): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = dict();
   if (p === null) return out;
   const put = (k: string, v: unknown): void => {
     const s = str(v);

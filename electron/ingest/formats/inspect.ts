@@ -37,6 +37,7 @@ import { depthOverText } from '../../../shared/protocol';
 import { openZipEntries, type ZipEntries } from '../zip-entries';
 import { kindPart } from './names';
 import type { StreamedRecord, FormatAdapter, Json, MappedEvent } from './types';
+import { dict } from '../../../shared/dict.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -139,7 +140,7 @@ function eventKind(ev: Obj): string {
 }
 
 function eventIds(ev: Obj): Record<string, string> {
-  const ids: Record<string, string> = {};
+  const ids: Record<string, string> = dict();
   const put = (k: string, v: unknown): void => {
     const s = idStr(v);
     if (s !== null && s !== '') ids[k] = s;
@@ -365,7 +366,7 @@ async function* sampleRecords(
 }
 
 function sampleIds(s: Obj): Record<string, string> {
-  const ids: Record<string, string> = {};
+  const ids: Record<string, string> = dict();
   const id = idStr(s.id);
   if (id !== null) ids.sample_id = id;
   const epoch = idStr(s.epoch);

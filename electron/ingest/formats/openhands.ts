@@ -23,6 +23,7 @@
  */
 import { kindPart } from './names';
 import type { DocPart, DocumentAdapter, MappedEvent } from './types';
+import { dict } from '../../../shared/dict.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -95,7 +96,7 @@ function v1Kind(e: Obj): string {
 }
 
 function ids(e: Obj): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = dict();
   const put = (k: string, v: unknown): void => {
     const s = idStr(v);
     if (s !== null) out[k] = s;

@@ -24,6 +24,7 @@ import type { VerifyReport } from '../verify';
 import { migratePg } from './migrate';
 import { pgMigrations } from './migrations';
 import { PgWriter } from './writer';
+import { dict } from '../../../shared/dict.js';
 
 const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
@@ -480,7 +481,7 @@ function toStored(r: EventRowPg, runId: string): StoredEvent {
     e.redacted = true;
   }
   if (r.line != null) {
-    let meta: Record<string, unknown> = {};
+    let meta: Record<string, unknown> = dict();
     try {
       meta = r.source ? (JSON.parse(r.source) as Record<string, unknown>) : {};
     } catch {

@@ -56,6 +56,7 @@ import { nodeBinary } from '../children';
 import { failedOutput, frameless, responses } from '../gateway/responses';
 import type { SimIntent, SimTools } from '../gateway/sim-source';
 import type { HookCall, HookProtocol, PolicyProposal, RealAgent } from './types';
+import { dict } from '../../../shared/dict.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -345,7 +346,7 @@ export const codex: RealAgent = {
     const codexHome = path.join(ctx.home, '.codex');
     mkdirSync(codexHome, { recursive: true });
     mkdirSync(path.join(ctx.home, 'tmp'), { recursive: true });
-    const files: Record<string, string> = {};
+    const files: Record<string, string> = dict();
     files[path.join(codexHome, 'config.toml')] = CONFIG_TOML;
     // The hook fails closed whatever happens: Codex itself would run the call on a failed hook.
     const command = `${ctx.hookCommand} || { echo 'ProofLoop hook failed: the call is denied' >&2; exit 2; }`;

@@ -8,6 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AnswerSource, Dialect, SourceAnswer, SourceRequest } from './types';
+import { dict } from '../../../shared/dict.js';
 
 /** Agent headers not forwarded: its token, hop-by-hop headers, and encodings the record must not need. */
 const DROP = new Set([
@@ -35,7 +36,7 @@ export function upstreamSource(dialect: Dialect, env: NodeJS.ProcessEnv = proces
           reason: `upstream_error: no key in ${dialect.upstream.keyEnv.join(' or ')} of ProofLoop's environment`,
         });
       }
-      const headers: Record<string, string> = {};
+      const headers: Record<string, string> = dict();
       for (const [k, v] of Object.entries(req.headers)) {
         if (!DROP.has(k) && typeof v === 'string') headers[k] = v;
       }
