@@ -195,6 +195,12 @@ export class RunHost {
         'bad_args',
         `--model-from must be sim, upstream or replay:<run> (got "${from}")`,
       );
+    for (const [k, v] of Object.entries(meta.budget ?? {}))
+      if (!['steps', 'tokens', 'wall_ms'].includes(k) || !Number.isSafeInteger(v) || v <= 0)
+        throw new ProofloopError(
+          'bad_args',
+          `budget.${k} must be steps, tokens or wall_ms, a positive integer`,
+        );
     const recorded = from.startsWith('replay:') ? this.recording(from.slice(7)) : null;
     const loaded = loadTask(this.opts.tasksDir, meta.task_id);
     const runId = newRunId(meta.task_id, agent.name);
@@ -240,6 +246,8 @@ export class RunHost {
       | {
           task_id: string;
           agent?: { name?: string; variant?: string; seed?: number; model?: string; model_from?: string };
+          config_dir?: { path?: string };
+          budget_override?: RealRunMeta['budget'];
         }
       | undefined;
     const a = p?.agent;
@@ -252,6 +260,9 @@ export class RunHost {
       seed: a.seed ?? 1,
       mode: 'live',
       model: a.model,
+      // The same --config folder, read again (a replay names its changed files: real-run.ts).
+      ...(p.config_dir?.path ? { config_dir: p.config_dir.path } : {}),
+      ...(p.budget_override ? { budget: p.budget_override } : {}),
     };
   }
 

@@ -42,6 +42,15 @@ import { PolicyEngine, type Decision } from './policy';
 import type { Variant } from './protocol';
 import { confine } from './tools';
 import { dict } from '../../shared/dict.js';
+import { commandTree, killAll, killUntilGone, runProcesses } from './proctree';
+import {
+  changedConfigFiles,
+  configDirDigest,
+  pruneHome,
+  redactJsonLines,
+  scrubWorkspace,
+  type ConfigDirDigest,
+} from './scrub';
 
 export type ModelFrom = 'sim' | 'upstream' | `replay:${string}`;
 
@@ -56,7 +65,13 @@ export interface RealRunMeta {
   model?: string;
   /** A folder of settings / CLAUDE.md / hooks overriding the defaults (a configuration variant). */
   config_dir?: string;
+  /** Limits over the task's budget (tests, a quick try): recorded in run_started, kept by rerun and replay. */
+  budget?: Partial<Budget>;
+  /** How long the agent may take to exit on its own after its model died mid-run (default 20 s). */
+  crash_grace_ms?: number;
 }
+
+type Budget = { steps: number; tokens: number; wall_ms: number };
 
 export interface RealRunEnd {
   status: 'completed' | 'failed';
@@ -110,8 +125,8 @@ export class RealRun implements GatewayHost {
   private kill: (() => void) | null = null;
   private readonly decided = new Set<string>();
   private readonly proposed = new Set<string>();
-  /** Allowed calls with no result yet, and the policy's timeout of each. */
-  private readonly awaiting = new Map<string, number>();
+  /** Allowed calls with no result yet: the policy's timeout of each, and its command line if it runs one. */
+  private readonly awaiting = new Map<string, { timeout: number; command: string | null }>();
   private readonly pendingWrites = new Map<string, { path: string; before: string | null }>();
   private readonly t0 = performance.now();
   readonly home: string;
@@ -131,8 +146,8 @@ export class RealRun implements GatewayHost {
     this.home = path.join(runDir, 'home');
   }
 
-  private get budget() {
-    return this.loaded.policy.budget;
+  private get budget(): Budget {
+    return { ...this.loaded.policy.budget, ...this.meta.budget };
   }
 
   /** Set by the host when it closes the writer: a late hook or request then records nothing. */
@@ -183,18 +198,29 @@ export class RealRun implements GatewayHost {
     const hookFile = path.join(this.home, HOOK_CLIENT_FILE);
     writeFileSync(hookFile, HOOK_CLIENT_SOURCE, { mode: 0o600 });
     const node = nodeBinary();
+    // The user's folder as digests (never its content): replay reads the folder again and names
+    // a changed file as the cause.
+    let configDir: ConfigDirDigest | null = null;
+    if (this.meta.config_dir) {
+      try {
+        configDir = configDirDigest(this.meta.config_dir);
+      } catch (e) {
+        // A replay whose folder is gone runs without it and says so (compareConfig); a run, not.
+        if (!recorded) throw e;
+      }
+    }
     const prepared = this.agent.prepareHome({
       home: this.home,
       workspace: this.workspace,
       hookCommand: `'${node}' '${hookFile}'`,
-      configDir: this.meta.config_dir,
+      configDir: configDir?.path,
     });
     this.version = this.agent.version();
     const norm = (s: string) => normPaths(s, this.workspace, this.home).split(node).join('<node>');
     const config: Record<string, string> = { [norm(hookFile)]: sha256Hex(HOOK_CLIENT_SOURCE) };
     for (const [f, text] of Object.entries(prepared.files)) config[norm(f)] = sha256Hex(norm(text));
     const model = this.meta.model ?? this.agent.defaultModel;
-    this.append('run_started', {
+    const started = this.append('run_started', {
       task_id: this.loaded.task.id,
       title: this.loaded.task.title,
       goal: this.loaded.task.goal,
@@ -206,14 +232,17 @@ export class RealRun implements GatewayHost {
         model,
         model_from: this.meta.model_from,
       },
-      config_digest: sha256Hex(canonicalJson(config) ?? ''),
+      config_digest: sha256Hex(canonicalJson(config)),
       config,
+      ...(configDir ? { config_dir: configDir } : {}),
       policy_digest: this.loaded.policy_digest,
       budget: { ...this.budget },
+      ...(this.meta.budget ? { budget_override: { ...this.meta.budget } } : {}),
       mode: this.meta.mode,
       paths: { workspace: this.workspace, home: this.home },
       ...(this.meta.of ? { of: this.meta.of } : {}),
     });
+    if (recorded) this.compareConfig(recorded.run_id, configDir, started?.seq ?? 1);
     const gateway = new Gateway({
       dialect: this.agent.dialect,
       source: this.source(),
@@ -238,8 +267,23 @@ export class RealRun implements GatewayHost {
       });
       const exit = await this.runAgent(launch.command, launch.args, launch.env);
       await this.settle();
+      // What the agent left running (a command it moved to the background, a server): killed,
+      // and said so, before anything else is read from the run's folder.
+      const left = await killUntilGone(() => runProcesses(this.runDir));
+      if (left.length > 0)
+        this.append('processes_killed', {
+          pids: left,
+          reason: `left running after ${this.agent.name} exited`,
+        });
       await this.linkTranscripts();
-      if (!this.ended && exit.code !== 0) {
+      if (this.crashed) {
+        const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+        this.fail('model_crash', `${this.crashed}; ${this.agent.name} then exited (${how})`, {
+          exit_code: exit.code,
+          signal: exit.signal,
+          killed_by_host: this.crashKilled,
+        });
+      } else if (!this.ended && exit.code !== 0) {
         this.fail(
           'agent_exit',
           `${this.agent.name} exited (${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`})`,
@@ -247,6 +291,7 @@ export class RealRun implements GatewayHost {
         );
       }
       if (this.ended) {
+        this.scrub();
         if (this.terminal) this.batch([this.terminal]);
         return this.ended;
       }
@@ -255,8 +300,40 @@ export class RealRun implements GatewayHost {
       this.kill?.();
       this.closed = true;
       await gateway.close();
+      // A path out that threw: nothing of the agent runs on, and its home goes all the same.
+      await killUntilGone(() => runProcesses(this.runDir, this.agentPid));
+      if (!this.scrubbed) this.scrub();
     }
   }
+
+  /**
+   * A replay of a run that used a `--config` folder reads the folder again (realSettingsOf): when
+   * its files differ from the recorded digests (or it is gone, or the source had none), that is the
+   * replay's first divergence, cause `config`, with the files named. The replay goes on, to show
+   * what the change did.
+   */
+  private compareConfig(sourceRunId: string, live: ConfigDirDigest | null, seq: number): void {
+    const started = this.ledger.read(sourceRunId, { kinds: ['run_started'], limit: 1 })[0];
+    const rec = (started?.payload as { config_dir?: ConfigDirDigest } | undefined)?.config_dir ?? null;
+    if (!rec && !live) return;
+    if (rec && live && rec.digest === live.digest) return;
+    const changed = changedConfigFiles(rec?.files ?? {}, live?.files ?? {});
+    this.append('replay_diverged', {
+      cause: 'config',
+      source_seq: started?.seq ?? null,
+      at_seq: seq,
+      reason: !live
+        ? `the recorded run used --config ${rec!.path}; this replay has none`
+        : !rec
+          ? `this replay uses --config ${live.path}; the recorded run had none`
+          : `the --config folder changed: ${changed.join(', ')}`,
+      changed,
+      expected: rec?.digest ?? null,
+      actual: live?.digest ?? null,
+    });
+  }
+
+  private agentPid: number | null = null;
 
   private runAgent(
     command: string,
@@ -270,6 +347,7 @@ export class RealRun implements GatewayHost {
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
       });
+      this.agentPid = child.pid ?? null;
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (b: Buffer) => {
@@ -279,11 +357,15 @@ export class RealRun implements GatewayHost {
         if (stderr.length < 65_536) stderr += b.toString('utf8');
       });
       this.kill = () => {
+        if (!child.pid || child.exitCode !== null || child.signalCode !== null) return;
+        // The agent's tree, not only its group: its commands run in sessions of their own.
+        const tree = runProcesses(this.runDir, child.pid);
         try {
-          if (child.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+          process.kill(-child.pid, 'SIGKILL');
         } catch {
           // gone already
         }
+        killAll(tree);
       };
       const left = this.budget.wall_ms - (performance.now() - this.t0);
       const timer = setTimeout(
@@ -296,6 +378,7 @@ export class RealRun implements GatewayHost {
       });
       child.on('close', (code, signal) => {
         clearTimeout(timer);
+        if (this.crashTimer) clearTimeout(this.crashTimer);
         const out = storeArtifact(this.runDir, stdout);
         this.append('agent_exited', {
           code,
@@ -318,7 +401,7 @@ export class RealRun implements GatewayHost {
 
   private exhaust(budget: 'steps' | 'tokens' | 'wall_ms', limit: number, used: number): void {
     if (this.ended) return;
-    this.append('budget_exhausted', { budget, limit, used });
+    this.append('budget_exhausted', { budget, limit, used, agent: 'killed' });
     this.terminal = { kind: 'run_completed', payload: { outcome: 'budget_exhausted', budget } };
     this.ended = { status: 'completed', outcome: 'budget_exhausted', passed: false };
     this.kill?.();
@@ -331,13 +414,56 @@ export class RealRun implements GatewayHost {
     this.kill?.();
   }
 
+  /** Why the model died mid-run (the crashy variant, an upstream that broke off), when it did. */
+  private crashed: string | null = null;
+  private crashTimer: NodeJS.Timeout | null = null;
+  private crashKilled = false;
+
+  /**
+   * The model died: the agent got an error for its request and is left to end on its own, as it
+   * would with a real API that went away (both CLIs run with retries off); if it does not exit
+   * within the grace, the host kills it.
+   */
+  private modelCrashed(reason: string): void {
+    if (this.crashed || this.ended) return;
+    this.crashed = reason;
+    this.crashTimer = setTimeout(() => {
+      this.crashKilled = true;
+      this.kill?.();
+    }, this.meta.crash_grace_ms ?? 20_000);
+  }
+
+  private scrubbed = false;
+
+  /**
+   * The run's folder made safe to keep (scrub.ts): the workspace's credentials redacted in place,
+   * the agent's home removed but for its transcripts (redacted before import). Appended as
+   * `files_redacted` while the run is open; afterwards (a path out that threw) done without one.
+   */
+  private scrub(): void {
+    if (this.scrubbed) return;
+    this.scrubbed = true;
+    const keep = this.agent.transcripts(this.home);
+    for (const f of keep) redactJsonLines(f);
+    const removed = pruneHome(this.home, keep);
+    const ws = scrubWorkspace(this.workspace);
+    this.append('files_redacted', {
+      workspace: ws.files,
+      ...(ws.skipped.length ? { skipped: ws.skipped } : {}),
+      home: { removed, kept: keep.map((f) => path.relative(this.runDir, f).split(path.sep).join('/')) },
+    });
+  }
+
   /** Imports the agent's transcripts with their adapter (ingest) and links each imported run. */
   private async linkTranscripts(): Promise<void> {
     for (const file of this.agent.transcripts(this.home)) {
       const key = keyOf(this.ledger.folder, file);
       let events = 0;
       let error: string | null = null;
+      let redacted = 0;
       try {
+        // Redacted in place first: the imported run's source is the file as it stays on disk.
+        redacted = redactJsonLines(file);
         events = (await ingestFile(this.ledger, file)).events;
       } catch (e) {
         error = (e as Error).message;
@@ -348,6 +474,7 @@ export class RealRun implements GatewayHost {
         file: key,
         subagent: sub,
         events,
+        redacted,
         ...(error ? { error } : {}),
       });
     }
@@ -359,6 +486,7 @@ export class RealRun implements GatewayHost {
       const v = await runJudge(this.workspace, j.command, j.timeout_ms);
       const art = storeArtifact(this.runDir, v.output);
       const outcome = v.passed ? 'passed' : 'failed';
+      this.scrub();
       this.batch([
         {
           kind: 'judge_verdict',
@@ -379,6 +507,7 @@ export class RealRun implements GatewayHost {
       return (this.ended = { status: 'completed', outcome, passed: v.passed });
     } catch (e) {
       const stderr = (e as { stderr?: string }).stderr ?? (e as Error).stack ?? '';
+      this.scrub();
       this.append('run_failed', {
         reason: (e as Error).message,
         error_type: 'judge_error',
@@ -392,6 +521,7 @@ export class RealRun implements GatewayHost {
 
   admit(): string | null {
     if (this.ended) return `the run has ended (${this.ended.outcome})`;
+    if (this.crashed) return `model_crash: the model died earlier in this run (${this.crashed})`;
     return null;
   }
 
@@ -407,15 +537,15 @@ export class RealRun implements GatewayHost {
     for (const r of req.parsed.results) {
       // A call the agent answered while it still runs (Codex's exec_command past its yield time):
       // the host never gets its result; the command goes on in the agent's session, not killed.
-      const timeout = this.awaiting.get(r.call_id);
-      if (r.running && timeout !== undefined) {
+      const waiting = this.awaiting.get(r.call_id);
+      if (r.running && waiting !== undefined) {
         this.awaiting.delete(r.call_id);
         items.push({
           kind: 'tool_timed_out',
           payload: {
             call_id: r.call_id,
-            timeout_ms: timeout,
-            killed: 'no',
+            timeout_ms: waiting.timeout,
+            ...this.killCommand(waiting.command),
             reason: 'still running when the agent went on without its result',
           },
         });
@@ -490,7 +620,19 @@ export class RealRun implements GatewayHost {
     };
     this.append(cause ? 'replay_diverged' : 'model_unanswered', payload);
     if (cause) this.fail('replay_diverged', `replay diverged (${cause}): ${reason}`);
-    else this.fail(reason.startsWith('model_crash') ? 'model_crash' : 'model_unanswered', reason);
+    else if (reason.startsWith('model_crash')) this.modelCrashed(reason);
+    else this.fail('model_unanswered', reason);
+  }
+
+  /**
+   * Kills the processes running a command that outlived its timeout (the topmost process whose
+   * command line holds it, in the agent's tree, with all its descendants): what tool_timed_out says.
+   */
+  private killCommand(command: string | null): { killed: 'process_tree' | 'gone' | 'no'; pids?: number[] } {
+    if (!command || !this.agentPid) return { killed: 'no' };
+    const tree = commandTree(this.agentPid, command);
+    if (tree.length === 0) return { killed: 'gone' };
+    return { killed: 'process_tree', pids: killAll(tree) };
   }
 
   private storeRequest(req: SourceRequest): {
@@ -572,7 +714,11 @@ export class RealRun implements GatewayHost {
       });
     }
     this.batch(items);
-    if (d.allowed) this.awaiting.set(call.call_id, this.engine.timeoutOf(p.tool));
+    if (d.allowed)
+      this.awaiting.set(call.call_id, {
+        timeout: this.engine.timeoutOf(p.tool),
+        command: p.tool === 'run_command' ? String(p.args.command ?? '') || null : null,
+      });
     if (d.allowed && p.writes) {
       let before: string | null = null;
       try {
@@ -586,8 +732,29 @@ export class RealRun implements GatewayHost {
   }
 
   private post(call: HookCall): unknown {
+    const waiting = this.awaiting.get(call.call_id);
     this.awaiting.delete(call.call_id);
     const output = call.output ?? '';
+    if (call.running) {
+      // Past its timeout the agent kept the command running (Claude Code moves it to the
+      // background and waits for it before it exits): the policy's timeout kills it.
+      const art = storeArtifact(this.runDir, output);
+      this.batch([
+        {
+          kind: 'tool_timed_out',
+          payload: {
+            call_id: call.call_id,
+            timeout_ms: waiting?.timeout ?? this.engine.timeoutOf('run_command'),
+            ...this.killCommand(waiting?.command ?? null),
+            reason: 'still running when the agent gave back its output so far',
+            excerpt: boundedExcerpt(art.text, this.loaded.policy.limits.excerpt_bytes),
+            artifact: { digest: art.digest, redacted: art.redacted },
+            ...(call.agent_id ? { agent_id: call.agent_id } : {}),
+          },
+        },
+      ]);
+      return this.agent.hook.answer(call, { allowed: true, rule: 'post', reason: 'recorded' });
+    }
     const art = storeArtifact(this.runDir, output);
     const norm = sha256Hex(normaliseText(art.text, { workspace: this.workspace, home: this.home }));
     const items: Item[] = [

@@ -303,18 +303,20 @@ describe('Claude Code, upstream source against a stand-in API', { timeout: 300_0
       runIds: [r.run_id, ...of(r.events, 'transcript_linked').map((e) => p(e).run_id)],
       out,
     });
-    // Every file ProofLoop wrote: the ledger (and its WAL), mirrors, artifacts, the bundle.
+    // Every file under the runs folder: the ledger (and its WAL), mirrors, artifacts, each run's
+    // workspace (its .env redacted in place after the judge) and the agent's home (only its
+    // transcripts kept, redacted before import); and the bundle.
     const files: string[] = [out];
     const walk = (d: string) => {
       for (const n of readdirSync(d)) {
         const f = path.join(d, n);
-        // Each run's workspace (the task's .env is there by design) and the agent's own home.
-        if (path.dirname(d) === ledger.folder && (n === 'workspace' || n === 'home')) continue;
         if (statSync(f).isDirectory()) walk(f);
         else files.push(f);
       }
     };
     walk(ledger.folder);
+    expect(files.some((f) => f.includes(`${r.run_id}/workspace/.env`))).toBe(true);
+    expect(files.some((f) => f.includes(`${r.run_id}/home/.claude/projects/`))).toBe(true);
     expect(files.some((f) => f.endsWith('ledger.db'))).toBe(true);
     expect(files.filter((f) => f.includes(`${r.run_id}/artifacts/`)).length).toBeGreaterThan(10);
     for (const f of files) {

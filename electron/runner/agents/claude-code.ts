@@ -85,6 +85,9 @@ const hook: HookProtocol = {
             output: failed ? str(input.error) : responseText(input.tool_response),
             is_error: failed || (isObj(input.tool_response) && input.tool_response.is_error === true),
             duration_ms: typeof input.duration_ms === 'number' ? Math.max(0, input.duration_ms) : 0,
+            // 2.1.328's Bash past its `timeout` does not kill the command: it moves it to the
+            // background (`backgroundTaskId`, `timedOutAfterMs`) and waits for it before it exits.
+            running: isObj(input.tool_response) && typeof input.tool_response.timedOutAfterMs === 'number',
           }
         : {}),
       session_id: typeof input.session_id === 'string' ? input.session_id : undefined,

@@ -77,6 +77,8 @@ export interface HookCall {
   is_error?: boolean;
   /** Post only: how long the tool ran, as the agent measured it. */
   duration_ms?: number;
+  /** Post only: the command outlived its timeout and the agent left it running (Claude Code's Bash). */
+  running?: boolean;
   /** The agent's session, and the subagent when the call is a subagent's. */
   session_id?: string;
   agent_id?: string;
