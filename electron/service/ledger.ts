@@ -7,6 +7,7 @@ import type { ServiceContext } from './context';
 import type { Handler as H } from './handler';
 import type { Finding } from '../ledger/types';
 import { summaryHandlers } from './summary';
+import { spanHandlers } from './spans';
 import { withOutcome } from '../ledger/outcome';
 
 /** The run, or a not_found error naming the open folder. */
@@ -87,6 +88,7 @@ export function ledgerHandlers(ctx: ServiceContext) {
   };
   return {
     ...summaryHandlers(ctx),
+    ...spanHandlers(ctx),
     'folder.findings': folderFindings,
     'runs.list': list,
     'run.get': get,

@@ -8,6 +8,7 @@ import { interpret } from '../../shared/formats';
 import { usageTokens } from '../../shared/formats/claude-code';
 import { itemOf } from '../../shared/formats/codex';
 import { isContextPrompt } from '../../shared/formats/prompt';
+import { otlpTitle, promptOfEvent, type OtlpPrompt } from '../../shared/formats/otlp-prompt';
 import { ID_RANGE, idRange } from '../ledger/event-ids';
 import { BoundedMap } from '../bounded-map';
 import type { ServiceContext } from './context';
@@ -31,6 +32,40 @@ const MEMO_MAX = 2000;
 const memo = new BoundedMap<string, unknown>(MEMO_MAX);
 const clipTitle = (text: string): string => text.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS);
 const ASSISTANT_KINDS = ['model_responded', 'model_reasoned', 'model_proposed', 'cc_assistant'];
+
+/** Events of an OTLP run read for its title: the first this many (prompts come early). */
+const OTLP_SCAN = 200;
+const OTLP_PROMPT_KINDS = ['claude_code_user_prompt', 'codex_user_prompt'];
+const MODEL_KINDS = ['model_proposed', 'model_responded'];
+
+/**
+ * An OTLP run's title (its service and the first prompt its records carry) and model. The
+ * harnesses' user_prompt events first (rare kinds, read through their index), then the first
+ * events of the run, whichever span or log holds the prompt.
+ */
+function otlpSummary(
+  meta: Obj,
+  read: (kinds: string[] | undefined, limit: number) => { kind: string; payload: unknown }[],
+): { title: string | null; model: string | null } {
+  const otlp = isObj(meta.otlp) ? meta.otlp : null;
+  const service = otlp ? str(otlp.service) : null;
+  let prompt: OtlpPrompt | null = null;
+  let withheld: OtlpPrompt | null = null;
+  const look = (events: { kind: string; payload: unknown }[]) => {
+    for (const e of events) {
+      if (!isObj(e.payload)) continue;
+      const p = promptOfEvent(e.kind, e.payload);
+      if (p && 'text' in p) return (prompt = p);
+      withheld ??= p;
+    }
+    return null;
+  };
+  look(read(OTLP_PROMPT_KINDS, 4));
+  if (!prompt) look(read(undefined, OTLP_SCAN));
+  const m = read(MODEL_KINDS, 1)[0];
+  const model = m && isObj(m.payload) ? str(m.payload.model) : null;
+  return { title: otlpTitle(service, prompt ?? withheld), model };
+}
 
 export function summaryHandlers(ctx: ServiceContext) {
   const summary: H<'run.summary'> = ({ run_id }) => {
@@ -117,6 +152,10 @@ export function summaryHandlers(ctx: ServiceContext) {
         const t = v1?.payload.tokens_total;
         tokens = typeof t === 'number' ? t : null;
       }
+    } else if (fmt === 'otlp') {
+      ({ title, model } = otlpSummary(run.meta, (kinds, limit) =>
+        ledger.read(run_id, { ...(kinds ? { kinds } : {}), limit }),
+      ));
     } else {
       const start = first(['run_started'], 1)[0];
       const p = start

@@ -4,8 +4,8 @@ import type { AppState } from './index';
 export type Overlay =
   'goto' | 'search' | 'filter' | 'tasks' | 'help' | 'export-bundle' | 'open-bundle' | null;
 
-/** What the run view's left pane shows; null: the run's format decides (sessions: conversation). */
-export type RunTab = 'timeline' | 'conversation';
+/** What the run view's left pane shows; null: the run's format decides (sessions: conversation, OTLP: spans). */
+export type RunTab = 'timeline' | 'conversation' | 'spans';
 
 export interface UiSlice {
   overlay: Overlay;

@@ -150,6 +150,30 @@ export const ledgerMethods = {
     }),
     'What the runs list shows of a run: project, model, first prompt, tokens (read lazily per row).',
   ),
+  'run.spans': method(
+    ByRun,
+    z.object({
+      /** The run's spans in arrival order, each at the seq of its first event (OTLP runs; else none). */
+      spans: z.array(
+        z.object({
+          seq: z.number().int(),
+          span_id: z.string(),
+          parent_span_id: z.string().nullable(),
+          trace_id: z.string().nullable(),
+          name: z.string(),
+          /** Unix nanoseconds as decimal strings (64-bit: more than a double holds). */
+          start_ns: z.string(),
+          end_ns: z.string(),
+          /** OTLP status code: 0 unset, 1 ok, 2 error. */
+          status: z.number().int(),
+          kind: z.string(),
+        }),
+      ),
+      /** More spans than are returned (the first `spans.length` are). */
+      truncated: z.boolean(),
+    }),
+    'The spans of a run received over OTLP, for its span tree and waterfall.',
+  ),
   'folder.findings': method(
     z.object({ limit: z.number().int().positive().max(10_000).optional() }),
     z.object({ findings: z.array(FindingSchema), total: z.number().int() }),

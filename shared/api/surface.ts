@@ -15,6 +15,7 @@ export const RENDERER_METHODS = [
   'run.get',
   'run.findings',
   'run.summary',
+  'run.spans',
   'folder.findings',
   'events.read',
   'events.search',

@@ -23,7 +23,11 @@ test('an OTLP run arrives live in the inspector', async ({ app, server, page }) 
     });
     await snd.end(chat);
     await expect(app.runItem('otlp-e2e-live')).toBeVisible();
-    await app.selectRun('otlp-e2e-live');
+    // An OTLP run opens on its span tree (otlp-spans.e2e.spec.ts); this test reads its events.
+    await app.runItem('otlp-e2e-live').click();
+    await expect(page.getByTestId('span-row')).toHaveCount(1);
+    await page.getByTestId('tab-timeline').click();
+    await expect(app.row(1)).toBeVisible();
     await expect(page.getByTestId('read-only')).toBeVisible();
     await expect(page.getByTestId('follow-toggle')).toHaveAttribute('aria-pressed', 'true');
     await expect(app.row(1)).toHaveAttribute('data-kind', 'model_proposed');

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useApp } from '../../store';
+import type { RunSummary } from '../../api/types';
 import { runSummaryOf } from '../../store/runsSlice';
 import { ErrorBox } from '../../ui/ErrorBox';
 import { Timeline } from '../timeline/Timeline';
@@ -15,6 +16,7 @@ import { useRunFormat } from '../formats/useRunFormat';
 import { isSessionFormat } from '../../../shared/formats';
 import type { RunTab } from '../../store/uiSlice';
 import { OutcomeBadge } from './OutcomeBadge';
+import { SpanTree } from '../spans/SpanTree';
 
 function SeqIndicator() {
   const seq = useApp((s) => s.viewSeq);
@@ -80,6 +82,20 @@ function CompareControl({ runId }: { runId: string }) {
   );
 }
 
+/**
+ * What a run's status means where it is not obvious: an OTLP run has no end of its own (a sender
+ * just stops), so it is `running` while records arrive and `idle` after a quiet period
+ * (PROOFLOOP_OTLP_IDLE_MS, 2 min by default), never failed and never ended by the receiver.
+ */
+function statusTitle(run: RunSummary | undefined): string | undefined {
+  if (run?.format !== 'otlp') return undefined;
+  if (run.status === 'idle')
+    return 'idle: no span or log arrived for a quiet period (PROOFLOOP_OTLP_IDLE_MS, 2 min by default). Telemetry has no end of its own: the run is not ended, and the next record makes it running again.';
+  if (run.status === 'running')
+    return 'receiving over OTLP; marked idle after a quiet period without a span or log (PROOFLOOP_OTLP_IDLE_MS, 2 min by default)';
+  return undefined;
+}
+
 function RunHeader() {
   const runId = useApp((s) => s.runId)!;
   const run = useApp((s) => runSummaryOf(s, s.runId));
@@ -102,8 +118,15 @@ function RunHeader() {
         <h2 className="mono" data-testid="run-title" title={runId}>
           {runId}
         </h2>
-        <span className="run-status" data-testid="run-status">
+        <span className="run-status" data-testid="run-status" title={statusTitle(run)}>
           {run?.status ?? ''}
+          {run?.format === 'otlp' && (run.status === 'running' || run.status === 'idle') && (
+            <span className="dim" data-testid="otlp-liveness">
+              {run.status === 'idle'
+                ? ' · nothing received for a quiet period; a new span or log resumes it'
+                : ' · receiving; idle after a quiet period without a span or log'}
+            </span>
+          )}
         </span>
         {run?.task_id && <span className="chip mono">task {run.task_id}</span>}
         {run?.variant && <span className="chip mono">{run.variant}</span>}
@@ -200,19 +223,32 @@ function RunHeader() {
   );
 }
 
-/** The tab the run view shows: the user's choice, else the conversation for session formats. */
+/**
+ * The tab the run view shows: the user's choice, else the conversation for session formats and the
+ * span tree for runs received over OTLP. The span tree is only offered for OTLP runs.
+ */
 export function useRunTab(): RunTab {
   const chosen = useApp((s) => s.runTab);
   const fmt = useRunFormat();
-  return chosen ?? (isSessionFormat(fmt) ? 'conversation' : 'timeline');
+  if (chosen === 'spans' && fmt !== 'otlp') return 'timeline';
+  return chosen ?? (isSessionFormat(fmt) ? 'conversation' : fmt === 'otlp' ? 'spans' : 'timeline');
 }
+
+const TAB_LABEL: Record<RunTab, string> = {
+  timeline: 'Timeline',
+  conversation: 'Conversation',
+  spans: 'Spans',
+};
 
 function Tabs() {
   const tab = useRunTab();
   const setTab = useApp((s) => s.setRunTab);
+  const fmt = useRunFormat();
+  const tabs: RunTab[] =
+    fmt === 'otlp' ? ['spans', 'timeline', 'conversation'] : ['timeline', 'conversation'];
   return (
     <span className="tabs" role="tablist">
-      {(['timeline', 'conversation'] as const).map((t) => (
+      {tabs.map((t) => (
         <button
           key={t}
           type="button"
@@ -222,7 +258,7 @@ function Tabs() {
           data-testid={`tab-${t}`}
           onClick={() => setTab(t)}
         >
-          {t === 'timeline' ? 'Timeline' : 'Conversation'}
+          {TAB_LABEL[t]}
         </button>
       ))}
     </span>
@@ -286,7 +322,7 @@ export function RunView() {
       <div className="split">
         <div className="pane timeline-pane">
           <Toolbar />
-          {tab === 'conversation' ? <ConversationView /> : <Timeline />}
+          {tab === 'conversation' ? <ConversationView /> : tab === 'spans' ? <SpanTree /> : <Timeline />}
           {overlay === 'goto' && <GotoBox />}
           {overlay === 'search' && <SearchBox />}
           {overlay === 'filter' && <KindFilter />}
