@@ -628,10 +628,15 @@ export class RealRun implements GatewayHost {
    * Kills the processes running a command that outlived its timeout (the topmost process whose
    * command line holds it, in the agent's tree, with all its descendants): what tool_timed_out says.
    */
-  private killCommand(command: string | null): { killed: 'process_tree' | 'gone' | 'no'; pids?: number[] } {
+  private killCommand(command: string | null): {
+    killed: 'process_tree' | 'not_found' | 'no';
+    pids?: number[];
+  } {
     if (!command || !this.agentPid) return { killed: 'no' };
+    // Not found: ended meanwhile, or its command line is not the text the model gave (quoting);
+    // then the wall-time budget and the sweep when the agent exits are what stop it.
     const tree = commandTree(this.agentPid, command);
-    if (tree.length === 0) return { killed: 'gone' };
+    if (tree.length === 0) return { killed: 'not_found' };
     return { killed: 'process_tree', pids: killAll(tree) };
   }
 
