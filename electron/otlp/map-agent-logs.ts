@@ -1,3 +1,4 @@
+import { rejectionOf } from '../../shared/formats/codex';
 import { harnessDecision } from '../../shared/formats/decision';
 import type { OtlpLog } from './types';
 import {
@@ -19,6 +20,13 @@ import {
  * (shared/formats/decision.ts), `tool_result` becomes tool_returned; the others
  * (user_prompt, api_request, api_error, sse_event, conversation_starts, …) are events of their own
  * kind, `claude_code_api_request` and so on, with their attributes.
+ *
+ * Codex sends no tool_decision for a call its exec policy refuses (`prefix_rule(…, forbidden)`) nor,
+ * in every version, for one the user refused: its tool_result's output is the refusal, worded as
+ * in the rollout. That result is read by the rollout's own rule (shared/formats/codex.ts,
+ * rejectionOf) as an action_denied (source Config, or User for "rejected by user") before its
+ * tool_returned, unless a tool_decision already named the call: so the transcript and the
+ * telemetry of one session name the refusal alike.
  *
  * Neither harness puts a call id on every version's events: when one is missing, a decision gets
  * `<tool>#<n>` and the next tool_result of that tool takes the oldest such id, so the decision and
@@ -70,13 +78,36 @@ function decision(l: OtlpLog, family: string, st: RunMapState): MappedItem {
     source: str(a, 'source') ?? str(a, 'decision_source') ?? null,
     tool,
   });
+  st.decided.set(callId, true);
   return { kind: d.kind, at: timeOf(l), payload: d.payload };
 }
 
-function result(l: OtlpLog, family: string, st: RunMapState): MappedItem {
+/** A Codex result whose output is its exec policy's (or its user's) refusal: that decision. */
+function refusal(l: OtlpLog, family: string, callId: string, tool: string, st: RunMapState): MappedItem[] {
+  if (family !== 'codex' || st.decided.has(callId)) return [];
+  const why = rejectionOf(l.attributes.output);
+  if (why === null) return [];
+  st.decided.set(callId, true);
+  const d = harnessDecision({
+    harness: family,
+    call_id: callId,
+    decision: 'denied',
+    source: /by user/i.test(why) ? 'User' : 'Config',
+    reason: why,
+    tool,
+  });
+  return [{ kind: d.kind, at: timeOf(l), payload: d.payload }];
+}
+
+function result(l: OtlpLog, family: string, st: RunMapState): MappedItem[] {
   const a = l.attributes;
   const tool = str(a, 'tool_name') ?? str(a, 'tool') ?? 'tool';
   const callId = callIdOf(l) ?? st.pending.get(tool)?.shift() ?? `${tool}#result-${++st.decisions}`;
+  return [...refusal(l, family, callId, tool, st), returned(l, family, callId, tool)];
+}
+
+function returned(l: OtlpLog, family: string, callId: string, tool: string): MappedItem {
+  const a = l.attributes;
   const success = a.success;
   const ok = success === true || success === 'true';
   const output = a.output ?? a.tool_output ?? a.error;
@@ -106,7 +137,7 @@ export const agentLogs: LogMapper = {
     const e = eventOf(l);
     if (!e) return null;
     if (e.op === 'tool_decision') return [decision(l, e.family, st)];
-    if (e.op === 'tool_result') return [result(l, e.family, st)];
+    if (e.op === 'tool_result') return result(l, e.family, st);
     return [
       {
         kind: kindName(`${e.family}_${e.op}`, 'agent_log_event'),

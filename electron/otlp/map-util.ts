@@ -29,6 +29,8 @@ export class RunMapState {
   /** tool name → call ids of decisions whose tool_result has not come yet (oldest first). */
   readonly pending = new Map<string, string[]>();
   decisions = 0;
+  /** Call ids a tool_decision named (bounded): a refusal read from a result is not a second decision. */
+  readonly decided = new BoundedMap<string, true>(20_000);
 
   noteCounted(spanId: string, parent: string | null): void {
     this.counted.set(spanId, parent);

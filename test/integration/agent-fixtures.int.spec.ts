@@ -229,9 +229,16 @@ describe('sessions the pinned CLIs wrote, through the importer', () => {
         expect(both).toBe(fromTelemetry.size);
         expect([...fromTranscript.keys()].sort()).toEqual([...fromTelemetry.keys()].sort());
       } else {
-        // Codex's telemetry has the allows, its rollout the exec policy's refusal: no call in both.
+        // Codex's telemetry has the allows (tool_decision) and, read from its tool_result's output
+        // by the rollout's own rule, the exec policy's refusal; its rollout has the refusal only.
         expect([...fromTranscript.keys()]).toEqual(['call_fx_rm']);
-        expect([...fromTelemetry.keys()].sort()).toEqual(['call_fx_echo', 'call_fx_env', 'call_fx_missing']);
+        expect(both).toBe(1);
+        expect([...fromTelemetry.keys()].sort()).toEqual([
+          'call_fx_echo',
+          'call_fx_env',
+          'call_fx_missing',
+          'call_fx_rm',
+        ]);
       }
       // Every tool_result of the telemetry names a call of the transcript.
       const calls = new Set(
@@ -281,11 +288,12 @@ describe('sessions the pinned CLIs wrote, through the importer', () => {
             expect.stringMatching(/^call toolu_fx_missing already ended at seq \d+$/),
           ]);
         } else {
-          // Codex says nothing of create_goal's decision (it needs none) nor of the refused rm -rf.
+          // Codex says nothing of create_goal's decision (it needs none); the refused rm -rf is
+          // its exec policy's (config) decision, read from the result's output.
           expect(calls).toEqual([
             ['call_fx_goal', 'ok', null],
             ['call_fx_echo', 'ok', 'codex.config'],
-            ['call_fx_rm', 'error', null],
+            ['call_fx_rm', 'error', 'codex.config'],
             ['call_fx_missing', 'ok', 'codex.config'],
             ['call_fx_env', 'ok', 'codex.config'],
           ]);

@@ -203,6 +203,53 @@ describe('OTLP mapping families', () => {
     expect(JSON.stringify(e[1]!.payload)).not.toContain('AKIAIOSFODNN7EXAMPLE');
   });
 
+  it('Codex: a refusal its tool_result reports is a decision (config or user) unless a tool_decision named the call', async () => {
+    const at = '1700000000000000000';
+    const rec = (event: string, a: Record<string, unknown>) => ({
+      timeUnixNano: at,
+      attributes: kv({ 'event.name': event, 'conversation.id': 'codex-2', tool_name: 'exec_command', ...a }),
+    });
+    await send('logs', [
+      // The exec policy's refusal, as Codex 0.169 sends it: no tool_decision, the output says why.
+      rec('codex.tool_result', {
+        call_id: 'r1',
+        success: 'false',
+        output:
+          'exec_command failed: CreateProcess { message: "Rejected(\\"`rm -rf build` rejected: policy forbids commands starting with `rm -rf`\\")" }',
+      }),
+      // The user's answers: a tool_decision each (its words as Codex has them), then the result.
+      rec('codex.tool_decision', { call_id: 'u1', decision: 'denied', source: 'User' }),
+      rec('codex.tool_result', { call_id: 'u1', success: 'false', output: 'exec command rejected by user' }),
+      rec('codex.tool_decision', { call_id: 'u2', decision: 'abort', source: 'User' }),
+      rec('codex.tool_decision', { call_id: 'u3', decision: 'approved_for_session', source: 'User' }),
+      rec('codex.tool_result', { call_id: 'u3', success: 'true', output: 'ok' }),
+      // A user refusal of a version that sends no tool_decision: read from the output.
+      rec('codex.tool_result', { call_id: 'u4', success: 'false', output: 'exec command rejected by user' }),
+      // An output that merely mentions a rejection is no refusal.
+      rec('codex.tool_result', { call_id: 'o1', success: 'true', output: 'grep: rejected: 3 matches' }),
+    ]);
+    const e = events('otlp-codex-2').map((x) => [
+      x.kind,
+      x.payload.call_id,
+      x.payload.decided_by ?? x.payload.status,
+      x.payload.rule ?? null,
+    ]);
+    expect(e).toEqual([
+      ['action_denied', 'r1', 'config', 'codex.config'],
+      ['tool_returned', 'r1', 'error', null],
+      ['action_denied', 'u1', 'user', 'codex.user'],
+      ['tool_returned', 'u1', 'error', null],
+      ['action_denied', 'u2', 'user', 'codex.user'],
+      ['action_allowed', 'u3', 'user', 'codex.user'],
+      ['tool_returned', 'u3', 'ok', null],
+      ['action_denied', 'u4', 'user', 'codex.user'],
+      ['tool_returned', 'u4', 'error', null],
+      ['tool_returned', 'o1', 'ok', null],
+    ]);
+    const denied = events('otlp-codex-2').find((x) => x.payload.call_id === 'r1')!;
+    expect(denied.payload.reason).toBe('policy forbids commands starting with `rm -rf`');
+  });
+
   it('a run with nothing new for a while is idle, not failed, and running again when a record comes', async () => {
     await send('traces', [span('c1', 'step', { 'gen_ai.conversation.id': 'quiet' })]);
     const ledger = svc.ctx.ledger();

@@ -265,6 +265,8 @@ describe('their OTLP telemetry', () => {
     else
       expect(said).toEqual([
         ['action_allowed', 'call_fx_echo', 'config', 'codex.config'],
+        // No tool_decision: its tool_result's output is the exec policy's refusal.
+        ['action_denied', 'call_fx_rm', 'config', 'codex.config'],
         ['action_allowed', 'call_fx_missing', 'config', 'codex.config'],
         ['action_allowed', 'call_fx_env', 'config', 'codex.config'],
       ]);
