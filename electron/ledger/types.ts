@@ -51,7 +51,10 @@ export type FindingCode =
   | 'head_mismatch'
   | 'number_rounded'
   | 'import_failed'
-  | 'unreadable_file';
+  | 'unreadable_file'
+  // Derived on read, never stored (electron/state/cross-check.ts): two runs of one session (its
+  // transcript and its telemetry) decide one call differently.
+  | 'decision_conflict';
 
 export interface ReadQuery {
   from?: number;

@@ -206,6 +206,7 @@ export class LiveRuns {
     if (existing) return existing;
     const runId = this.runIdOf(ledger, key);
     const { traceId, service } = first.seed;
+    // conversation_id: the session it is of (session.ts, conversationOfRun).
     const meta = {
       otlp: {
         ...(key[0] === 'c' ? { conversation_id: key.slice(2) } : {}),

@@ -9,6 +9,7 @@ import type { Finding } from '../ledger/types';
 import { summaryHandlers } from './summary';
 import { spanHandlers } from './spans';
 import { withOutcome } from '../ledger/outcome';
+import { decisionConflictFindings } from '../state/cross-check';
 
 /** The run, or a not_found error naming the open folder. */
 export function requireRun(ctx: ServiceContext, runId: string) {
@@ -74,7 +75,10 @@ export function ledgerHandlers(ctx: ServiceContext) {
   };
   const findings: H<'run.findings'> = ({ run_id }) => {
     requireRun(ctx, run_id);
-    return ctx.ledger().findings(run_id);
+    const ledger = ctx.ledger();
+    // Recorded ones, then where another run of the session (its telemetry, its transcript) decides
+    // one of its calls otherwise: derived each time, never stored (state/cross-check.ts).
+    return [...ledger.findings(run_id), ...decisionConflictFindings(ledger, run_id)];
   };
   const folderFindings: H<'folder.findings'> = ({ limit }) => {
     const db = ctx.ledger().db;

@@ -1,12 +1,16 @@
 import type { Ledger } from '../ledger';
 import { changesAt, diffRunsParallel, stateAt } from '../state';
+import { withSessionDecisions } from '../state/cross-check';
 import type { Handler as H } from './handler';
 
 /** Handlers of shared/api/state.ts: state at a seq, what changed at a seq, and the diff of two runs. */
 export function stateHandlers(getLedger: () => Ledger) {
   const at: H<'state.at'> = ({ run_id, seq, full }) => {
-    const r = stateAt(getLedger(), run_id, seq, { full: full ?? false, recent: true });
-    return { seq: r.seq, state: r.state, via: r.via, folded: r.folded };
+    const ledger = getLedger();
+    const r = stateAt(ledger, run_id, seq, { full: full ?? false, recent: true });
+    // What the session's other runs (its telemetry, its transcript) say of the same calls.
+    const state = withSessionDecisions(ledger, run_id, r.state);
+    return { seq: r.seq, state, via: r.via, folded: r.folded };
   };
   const changes: H<'state.changes'> = ({ run_id, seq }) =>
     changesAt(getLedger(), run_id, seq, { recent: true });

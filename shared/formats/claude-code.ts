@@ -241,6 +241,13 @@ function interpret(kind: string, p: Obj, source: SourceRef | undefined): Interpr
 export const claudeCodeView: FormatView = {
   session: true,
   name: 'claude_code',
+  // A session's file is named by its session id, which its telemetry sends as `session.id`; a
+  // subagent's run is `<session>:agent-<id>` (electron/ingest/importer.ts, fileRun), of the same
+  // session, whose telemetry is the parent's.
+  sessionOf(sourceRunId) {
+    const session = sourceRunId.split(':')[0]!;
+    return session === '' ? null : session;
+  },
   interpret(kind, payload, ctx) {
     return interpret(kind, payload, ctx.source ?? undefined);
   },

@@ -239,6 +239,13 @@ function totalOf(kind: string, payload: Obj): number | null {
 export const codexView: FormatView = {
   session: true,
   name: 'codex',
+  // A rollout's run is named after its file, `rollout-<local time>-<thread id>` (importer.ts,
+  // fileRun); the thread id is what its telemetry sends as `conversation.id`.
+  sessionOf(sourceRunId) {
+    const id = sourceRunId.split(':')[0]!;
+    const m = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i.exec(id);
+    return m ? m[1]!.toLowerCase() : id === '' ? null : id;
+  },
   interpret(kind, payload, ctx) {
     return interpret(kind, payload, ctx.source ?? undefined, ctx.run_id);
   },

@@ -43,6 +43,13 @@ export function interpret(
   return view ? view.interpret(kind, payload, ctx) : null;
 }
 
+/** The session a run of format `fmt` is part of (FormatView.sessionOf), from its source's run id. */
+export function sessionOf(fmt: string | null | undefined, sourceRunId: string): string | null {
+  if (!fmt) return null;
+  const view = Object.prototype.hasOwnProperty.call(views, fmt) ? views[fmt] : undefined;
+  return view?.sessionOf ? view.sessionOf(sourceRunId) : null;
+}
+
 /** The tokens a stored event of format `fmt` reports (FormatView.usage), or null. */
 export function usageOf(
   fmt: string | null | undefined,

@@ -38,4 +38,10 @@ export interface FormatView {
   interpret(kind: string, payload: Record<string, unknown>, ctx: ViewContext): Interpreted | null;
   /** The tokens this stored event reports, where its format counts them in a way of its own. */
   usage?(kind: string, payload: Record<string, unknown>, ctx: ViewContext): Usage | null;
+  /**
+   * The session a run of this format is part of, from the run's id as its source named it: the id
+   * the same program's telemetry names it by (OTLP `session.id`, `conversation.id`), so that two
+   * sources of one session can be read together (electron/state/cross-check.ts). Null: none.
+   */
+  sessionOf?(sourceRunId: string): string | null;
 }

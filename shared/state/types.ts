@@ -70,6 +70,24 @@ export interface CallRecord {
   } | null;
   timed_out: { timeout_ms: number; seq: number } | null;
   duration_ms: number | null;
+  /**
+   * Every source that decided this call, where the session has more than one run that speaks of
+   * it (its transcript and its telemetry): this run's and the others', each with its run and seq.
+   * Set on read by electron/state/cross-check.ts, never by the fold; absent when no other run
+   * of the session names the call.
+   */
+  decision_sources?: DecisionSource[];
+}
+
+/** One source's decision on a call (electron/state/cross-check.ts). */
+export interface DecisionSource {
+  run_id: string;
+  /** The run's format: `claude_code` (its transcript), `otlp` (its telemetry), … */
+  format: string;
+  seq: number;
+  allowed: boolean;
+  rule: string;
+  by: string | null;
 }
 
 export interface ContextEntry {

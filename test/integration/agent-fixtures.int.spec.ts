@@ -314,3 +314,183 @@ function idIn(s: Session): string {
     ? path.basename(s.session, '.jsonl')
     : /([0-9a-f-]{36})\.jsonl$/.exec(s.session)![1]!;
 }
+
+/**
+ * Issue 28: a folder holding a session's transcript and the same session's telemetry (received
+ * into that folder's ledger) reads them together. Where both decide a call they agree, and the
+ * call's decision lists both sources; an edited copy of the telemetry that disagrees is a
+ * decision_conflict naming both.
+ */
+describe('a session’s transcript and its telemetry in one folder', () => {
+  type Src = { run_id: string; format: string; allowed: boolean; rule: string; by: string | null };
+  const post = async (endpoint: string, f: string, body: Buffer | string) => {
+    const res = await fetch(`${endpoint}/v1/${/-(logs|traces|metrics)\./.exec(f)![1]}`, {
+      method: 'POST',
+      headers: {
+        'content-type': /\.json/.test(f) ? 'application/json' : 'application/x-protobuf',
+        ...(f.endsWith('.gz') ? { 'content-encoding': 'gzip' } : {}),
+      },
+      body,
+    });
+    expect(res.status, f).toBe(200);
+  };
+  /** A folder with the sessions' files, opened by a service, and its receiver fed `bodies`. */
+  async function folderWith(
+    name: string,
+    sessions: [string, Session][],
+    body: (f: string) => Buffer | string = (f) => readFileSync(path.join(FIX, f)),
+  ) {
+    const folder = path.join(tmpOf(), name);
+    for (const [, s] of sessions)
+      for (const f of [s.session, ...(s.subagents ?? [])])
+        cpSync(path.join(FIX, f), path.join(folder, f), { recursive: true });
+    const svc = new ProofloopService();
+    await svc.openFolder(folder);
+    const rx = await startOtlpReceiver({ ledger: () => svc.ctx.ledger(), port: 0 });
+    for (const [, s] of sessions) for (const f of s.otlp) await post(rx.endpoint, f, body(f));
+    await rx.close();
+    return svc;
+  }
+  const stateOf = async (svc: ProofloopService, run_id: string) => {
+    const head = svc.ctx.ledger().run(run_id)!.head_seq;
+    return (await svc.invoke('state.at', { run_id, seq: head })).state;
+  };
+
+  let svc: ProofloopService;
+  beforeAll(async () => {
+    svc = await folderWith('both', SESSIONS);
+  });
+  afterAll(() => svc?.closeFolder());
+
+  it.each(SESSIONS)(
+    '%s: each call that both decide, they decide alike, and its decision lists both sources',
+    async (name, s) => {
+      const l = svc.ctx.ledger();
+      const telemetry = `otlp-${idIn(s)}`;
+      expect(l.run(telemetry)?.format).toBe('otlp');
+      const transcripts = jsonl(s).map((f) => l.runs().find((r) => r.origin === f)!.run_id);
+      const both: string[] = [];
+      for (const run of [...transcripts, telemetry]) {
+        const state = await stateOf(svc, run);
+        expect(
+          state.notes.items.filter((n) => n.code === 'decision_conflict'),
+          run,
+        ).toEqual([]);
+        const findings = await svc.invoke('run.findings', { run_id: run });
+        expect(
+          findings.filter((f) => f.code === 'decision_conflict'),
+          run,
+        ).toEqual([]);
+        for (const c of state.calls.items) {
+          const sources = (c.decision_sources ?? []) as Src[];
+          if (sources.length === 0) continue;
+          // Read from this run or another of the session, never from elsewhere.
+          for (const x of sources) expect([...transcripts, telemetry]).toContain(x.run_id);
+          // They agree: one verdict, one decider, one rule (the harness's, whatever source).
+          expect(new Set(sources.map((x) => `${x.allowed}|${x.by}|${x.rule}`)).size, c.call_id).toBe(1);
+          if (
+            run !== telemetry &&
+            sources.some((x) => x.run_id === run) &&
+            sources.some((x) => x.run_id === telemetry)
+          )
+            both.push(c.call_id);
+          // The call's own decision, where this run has one, is one of them.
+          if (c.decision)
+            expect(sources.some((x) => x.run_id === run && x.rule === c.decision!.rule)).toBe(true);
+        }
+      }
+      if (name.startsWith('claude'))
+        // Every call of the transcript (and its subagent's) is decided by both.
+        expect(both.sort()).toEqual([
+          'toolu_fx_agent',
+          'toolu_fx_echo',
+          'toolu_fx_env',
+          'toolu_fx_missing',
+          'toolu_fx_rm',
+          'toolu_fx_sub_ls',
+        ]);
+      else expect(both).toEqual(['call_fx_rm']);
+    },
+  );
+
+  it('Codex: a call its rollout names no decision for shows its telemetry’s (approved by Config)', async () => {
+    const [, s] = SESSIONS.find(([n]) => n === 'codex-json')!;
+    const l = svc.ctx.ledger();
+    const run = l.runs().find((r) => r.origin === s.session)!.run_id;
+    const echo = (await stateOf(svc, run)).calls.items.find((c) => c.call_id === 'call_fx_echo')!;
+    expect(echo.decision).toBeNull();
+    expect((echo.decision_sources as Src[]).map((x) => [x.run_id, x.allowed, x.by, x.rule])).toEqual([
+      [`otlp-${idIn(s)}`, true, 'config', 'codex.config'],
+    ]);
+  });
+
+  it('an edited copy of the telemetry that allows what the hook denied is a decision_conflict naming both sources', async () => {
+    const [, s] = SESSIONS.find(([n]) => n === 'claude-code-json')!;
+    const edited = (f: string): Buffer | string => {
+      const text = readFileSync(path.join(FIX, f), 'utf8');
+      if (!f.endsWith('04-logs.json')) return readFileSync(path.join(FIX, f));
+      const doc = JSON.parse(text) as {
+        resourceLogs: {
+          scopeLogs: { logRecords: { attributes: { key: string; value: { stringValue?: string } }[] }[] }[];
+        }[];
+      };
+      let n = 0;
+      for (const rl of doc.resourceLogs)
+        for (const sl of rl.scopeLogs)
+          for (const r of sl.logRecords) {
+            const a = new Map(r.attributes.map((x) => [x.key, x.value]));
+            if (a.get('tool_use_id')?.stringValue !== 'toolu_fx_rm' || !a.has('decision')) continue;
+            a.get('decision')!.stringValue = 'accept';
+            a.get('source')!.stringValue = 'config';
+            n += 1;
+          }
+      expect(n).toBe(1);
+      return JSON.stringify(doc);
+    };
+    const other = await folderWith('disagree', [['claude-code-json', s]], edited);
+    try {
+      const l = other.ctx.ledger();
+      const transcript = l.runs().find((r) => r.origin === s.session)!.run_id;
+      const telemetry = `otlp-${idIn(s)}`;
+      const findings = (await other.invoke('run.findings', { run_id: transcript })).filter(
+        (f) => f.code === 'decision_conflict',
+      );
+      expect(findings).toHaveLength(1);
+      const denial = l.read(transcript).find((e) => e.kind === 'action_denied' && idOf(e) === 'toolu_fx_rm')!;
+      expect(findings[0]).toMatchObject({ run_id: transcript, seq: denial.seq, file: null, line: null });
+      expect(findings[0]!.message).toMatch(
+        new RegExp(
+          `^call toolu_fx_rm denied by claude_code\\.hook \\(hook\\) in ${transcript} \\(claude_code transcript\\) at seq ${denial.seq}, but allowed by claude_code\\.config \\(config\\) in ${telemetry} \\(telemetry\\) at seq \\d+$`,
+        ),
+      );
+      // The telemetry's run says the same from its side.
+      const mirrored = (await other.invoke('run.findings', { run_id: telemetry })).filter(
+        (f) => f.code === 'decision_conflict',
+      );
+      expect(mirrored.map((f) => f.message)).toEqual([
+        expect.stringMatching(
+          /^call toolu_fx_rm allowed by claude_code\.config \(config\) in otlp-.+ but denied by claude_code\.hook/,
+        ),
+      ]);
+      // In the state: a note at the denial, and the call lists both sources as they disagree.
+      const state = await stateOf(other, transcript);
+      expect(
+        state.notes.items.filter((n) => n.code === 'decision_conflict').map((n) => [n.seq, n.message]),
+      ).toEqual([[denial.seq, findings[0]!.message]]);
+      const rm = state.calls.items.find((c) => c.call_id === 'toolu_fx_rm')!;
+      expect((rm.decision_sources as Src[]).map((x) => [x.run_id, x.allowed, x.by])).toEqual([
+        [transcript, false, 'hook'],
+        [telemetry, true, 'config'],
+      ]);
+      // Every other call still agrees; verify (integrity) is untouched by the disagreement.
+      expect(
+        state.calls.items
+          .filter((c) => c.call_id !== 'toolu_fx_rm')
+          .every((c) => new Set(((c.decision_sources as Src[]) ?? []).map((x) => x.allowed)).size <= 1),
+      ).toBe(true);
+      expect((await other.invoke('run.verify', { run_id: transcript })).ok).toBe(true);
+    } finally {
+      await other.closeFolder();
+    }
+  });
+});
