@@ -113,6 +113,11 @@ export async function scanFolder(folder: string, opts: ScanOptions): Promise<str
           continue;
         }
         if (depth === 0 && name === '.proofloop') continue;
+        // A real agent's private home in a run ProofLoop executed: the runner imports its
+        // transcripts itself once the agent has exited, after redacting them in place
+        // (runner/scrub.ts); read here while the agent writes, they would be imported raw and
+        // then be found rewritten.
+        if (depth === 1 && name === 'home' && opts.executed.has(path.basename(shown))) continue;
         if (depth < maxDepth) await walk(platform, abs, entryNamed, depth + 1);
       } else if (e.isFile() && (isRunFile || isDocument) && !entryNamed) {
         cannot(

@@ -111,7 +111,11 @@ export function watchFolder(
     depth: 32,
     ignored: (p, stats) => {
       const rel = path.relative(ledger.folder, p);
-      if (rel.split(path.sep).some((part) => SKIP.has(part))) return true;
+      const parts = rel.split(path.sep);
+      if (parts.some((part) => SKIP.has(part))) return true;
+      // A real agent's home in an executed run: the runner imports its transcripts itself, redacted
+      // (runner/scrub.ts), once the agent has exited (ingest/scan.ts skips it too).
+      if (parts.length >= 2 && parts[1] === 'home' && sourceOf.get(parts[0]!) === 'executed') return true;
       return Boolean(stats?.isFile()) && !isRunFile(p);
     },
   });

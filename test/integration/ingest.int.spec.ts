@@ -212,6 +212,29 @@ describe('seed formats', () => {
     expect(s).toEqual({ files: 0, events: 0, findings: 0 });
     expect(l.runs().map((r) => r.run_id)).toEqual(['exec-1']);
   });
+
+  it("skips a real agent's home in an executed run (the runner imports its transcripts itself, redacted), not a home elsewhere", async () => {
+    const folder = tmp();
+    const l = open(folder);
+    const w = l.writer('exec-2');
+    w.append('run_started', { task_id: 't', goal: 'g', agent: { name: 'claude-code' } });
+    w.close();
+    const session = join(FIX, 'claude-code/projects/-home-marco-projects-spotter/tool_heavy.jsonl');
+    // Written by the agent while it runs: not the folder's to import.
+    mkdirSync(join(folder, 'exec-2', 'home', '.claude', 'projects', 'p'), { recursive: true });
+    cpSync(session, join(folder, 'exec-2', 'home', '.claude', 'projects', 'p', 's.jsonl'));
+    // A folder named like a run that ProofLoop did not execute: its home is an ordinary folder.
+    mkdirSync(join(folder, 'copied', 'home'), { recursive: true });
+    cpSync(session, join(folder, 'copied', 'home', 'tool_heavy.jsonl'));
+    const s = await ingestFolder(l);
+    expect(s.files).toBe(1);
+    expect(
+      l
+        .runs()
+        .map((r) => r.origin)
+        .filter(Boolean),
+    ).toEqual(['copied/home/tool_heavy.jsonl']);
+  });
 });
 
 describe('incremental import', () => {
