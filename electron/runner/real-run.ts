@@ -378,6 +378,8 @@ export class RealRun implements GatewayHost {
       });
       child.on('close', (code, signal) => {
         clearTimeout(timer);
+        // Its pid may be given to another process now: never look for a tree under it again.
+        this.agentPid = null;
         if (this.crashTimer) clearTimeout(this.crashTimer);
         const out = storeArtifact(this.runDir, stdout);
         this.append('agent_exited', {
