@@ -5,7 +5,7 @@ import { digestEvent } from '../crypto';
 import { openDatabase, type Db } from '../ledger/open';
 import { ID_RANGE, idRange, idsBefore, LAST_HASH_SQL } from '../ledger/event-ids';
 import type { RedactionProfile } from './format';
-import { digestRunIdOf } from '../ledger/verify';
+import { digestRunIdOf, statedLinksOf } from '../ledger/verify';
 import type { RunRow } from '../ledger/types';
 
 /*
@@ -59,13 +59,18 @@ export function eventReader(dbFile: string): {
       const row = q.run.get(runId) as { run_no: number; run_id: string; meta: string } | undefined;
       if (row === undefined) return;
       const runNo = row.run_no;
+      const meta = JSON.parse(row.meta) as RunRow['meta'];
       // A run stored under another id than its source's: its lines carry the id its digests cover.
-      const lineRunId = digestRunIdOf({ run_id: row.run_id, meta: JSON.parse(row.meta) as RunRow['meta'] });
+      const lineRunId = digestRunIdOf({ run_id: row.run_id, meta });
+      // An event after a source line that is no event links to the hash that line states, as its
+      // source line does (the manifest's stated_links carry them).
+      const stated = new Map(statedLinksOf({ meta }).map((l) => [l.seq, l.hash]));
       const before = q.prevHash.get(...idsBefore(runNo, from)) as Buffer | undefined;
       let prev = before ? before.toString('hex') : ZERO_HASH;
       for (const [seq, kind, v, at, payloadJson, hash, digest] of q.range.all(
         ...idRange(runNo, from, to),
       ) as Row[]) {
+        prev = stated.get(seq - 1) ?? prev;
         const e: LedgerEvent = {
           seq,
           run_id: lineRunId,

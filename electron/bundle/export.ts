@@ -9,7 +9,7 @@ import { createRedactor, parseRedactRules, type RedactRules, type Redactor } fro
 import { ProofloopError } from '../../shared/result';
 import type { RunState } from '../../shared/state';
 import { sha256Bytes, sha256Hex as fastSha256 } from '../crypto';
-import { digestRunIdOf, type LedgerReader, type RunRow } from '../ledger';
+import { digestRunIdOf, statedLinksOf, type LedgerReader, type RunRow } from '../ledger';
 import { ledgerPath } from '../ledger/open';
 import { appRoot } from '../paths';
 import { checkBundleOut } from './out-path';
@@ -215,6 +215,8 @@ async function exportRun(
   const changedWhileExported = () =>
     new ProofloopError('conflict', `run ${run.run_id} changed while it was exported; try again`);
 
+  const links = statedLinksOf(run);
+  const stated = new Map(links.map((l) => [l.seq, l.hash]));
   const pending: Promise<LineChunk>[] = [];
   let nextFrom = 1;
   const fill = () => {
@@ -230,7 +232,7 @@ async function exportRun(
     fill();
     if (!c.first || !c.last) continue;
     // Chunks are separate reads: each must link to the one before, as one iteration would.
-    if (last && c.first.prev !== last.hash) throw changedWhileExported();
+    if (last && c.first.prev !== (stated.get(c.first.seq - 1) ?? last.hash)) throw changedWhileExported();
     first ??= { seq: c.first.seq, hash: c.first.hash };
     last = c.last;
     const texts = c.touched.map(({ event }) => {
@@ -270,6 +272,9 @@ async function exportRun(
       redacted_events: redactions.length,
       rules: diffCounts(p.redactor.counts(), before),
       ...(run.chained ? { chain: 'source' as const } : { chain: 'import' as const, seal: sealOfRun(run)! }),
+      ...(links.length > 0
+        ? { stated_links: links.map(({ seq, prev, hash }) => ({ seq, prev, hash })) }
+        : {}),
     },
   };
 }

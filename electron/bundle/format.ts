@@ -59,6 +59,15 @@ export const ManifestRunSchema = z
     /** Absent (older bundles) reads as `source`. See the verdict's `chain` in shared/api/bundle.ts. */
     chain: z.enum(['source', 'import']).optional(),
     seal: SealSchema.optional(),
+    /**
+     * Lines of the run's source that are no event (nested too deep to be read), by the chain fields
+     * they state: the bundle holds no line for them, and the chain links over each by its prev and
+     * hash (the ledger's runs.meta.stated_links, electron/ledger/verify.ts).
+     */
+    stated_links: z
+      .array(z.object({ seq: z.number().int().min(1), prev: hex64, hash: hex64 }).strict())
+      .max(100_000)
+      .optional(),
   })
   .strict();
 

@@ -25,6 +25,12 @@ export interface LineBatch {
   /** sha256 of the exact line text of each line that carries a digest, by line index. */
   carriedAt: number[];
   carriedHashes: string[];
+  /**
+   * Lines past the first whose prev is not the hash of the line before them (rare: a broken chain,
+   * or a link over a source line that is no event, which the manifest states): the line's index,
+   * its prev, and the hash of the line before it.
+   */
+  breaks: { index: number; prev: string; before: string }[];
   /** The first line that cannot be read as an event (the batch stops there), and why. */
   problem: { index: number; code: string; message: string } | null;
   /** The events themselves, when asked for (openBundle). */
@@ -88,6 +94,7 @@ function analyzePieces(pieces: Iterable<string>, size: number, runId: string, ke
     lastHash: '',
     carriedAt: [],
     carriedHashes: [],
+    breaks: [],
     problem: null,
   };
   if (keep) {
@@ -168,6 +175,7 @@ function analyzePieces(pieces: Iterable<string>, size: number, runId: string, ke
         out.firstPrev = prev;
         out.firstHash = hash;
       } else if (prev === out.lastHash) f |= PREV_OK;
+      else out.breaks.push({ index, prev, before: out.lastHash });
       out.lastHash = hash;
       if (index === seqs.length) {
         const more = new Float64Array(seqs.length * 2);

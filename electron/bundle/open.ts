@@ -112,7 +112,11 @@ export async function openBundle(
         source: 'bundle',
         chained: true,
         origin: abs,
-        meta: meta as unknown as Record<string, unknown>,
+        // The links over source lines that are no event, so verify of this run links over them too.
+        meta: {
+          ...meta,
+          ...(run.stated_links ? { stated_links: run.stated_links } : {}),
+        } as unknown as Record<string, unknown>,
       });
       // Only a strictly increasing run of seqs can be stored; what a broken bundle holds beyond
       // that is in the verdict's findings.

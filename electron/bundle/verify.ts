@@ -219,6 +219,33 @@ async function checkRun(
     if (++chainFindings <= 100) add('integrity', code, seq, message);
   };
   const seen = new SeqSet();
+  // Source lines that are no event (too deep to read): the chain links over them by what they state.
+  const stated = new Map((run.stated_links ?? []).map((l) => [l.seq, l]));
+  /**
+   * Whether the stated links from `expectSeq` up to `seq - 1` chain `prevHash` to `prev` (the prev
+   * the line at `seq` states); if so they are counted as present and each says why it holds no line.
+   */
+  const linkOver = (seq: number, prev: string | undefined): boolean => {
+    if (prev === undefined || seq <= expectSeq || stated.size === 0) return false;
+    let h = prevHash;
+    for (let s = expectSeq; s < seq; s++) {
+      const l = stated.get(s);
+      if (!l || l.prev !== h) return false;
+      h = l.hash;
+    }
+    if (h !== prev) return false;
+    for (let s = expectSeq; s < seq; s++) {
+      seen.add(s);
+      add(
+        'completeness',
+        'event_unchecked',
+        s,
+        `seq ${s} is not in the bundle: its source line could not be read as an event (nested too deep), so its content was never checked; the chain links over it by the prev and hash it states`,
+      );
+    }
+    expectSeq = seq;
+    return true;
+  };
   try {
     const batches =
       feeds?.get(eventsName)?.batches() ??
@@ -235,16 +262,20 @@ async function checkRun(
         break;
       }
       let carriedNext = 0;
+      let breakNext = 0;
       for (let i = 0; i < batch.count; i++) {
         const seq = batch.seqs[i]!;
         const f = batch.flags[i]!;
         const lineNo = count + 1;
+        const brk = batch.breaks[breakNext]?.index === i ? batch.breaks[breakNext++] : undefined;
+        if (brk) prevHash = brk.before;
+        const linked = linkOver(seq, i === 0 ? batch.firstPrev : brk?.prev);
         if (seq !== expectSeq) {
           const code =
             seq < expectSeq ? (seq === expectSeq - 1 ? 'seq_duplicate' : 'seq_out_of_order') : 'seq_gap';
           chainFinding(code, seq, `line ${lineNo}: expected seq ${expectSeq}, found ${seq}`);
         }
-        if (i === 0 ? batch.firstPrev !== prevHash : !(f & PREV_OK)) {
+        if (!linked && (i === 0 ? batch.firstPrev !== prevHash : !(f & PREV_OK))) {
           chainFinding('chain_broken', seq, `prev of seq ${seq} is not the hash of the event before it`);
         }
         if (!(f & LINK_OK)) {
@@ -299,6 +330,16 @@ async function checkRun(
   } catch (e) {
     add('integrity', 'unreadable', lastSeq + 1, `${eventsName}: ${(e as Error).message}`);
     structural = true;
+  }
+  // Stated links past the last line (the source's last lines were too deep to read): said, not linked.
+  for (let s = expectSeq, h = prevHash; stated.get(s)?.prev === h; s++) {
+    h = stated.get(s)!.hash;
+    add(
+      'completeness',
+      'event_unchecked',
+      s,
+      `seq ${s} is not in the bundle: its source line could not be read as an event (nested too deep), so its content was never checked`,
+    );
   }
   // A seq missing inside the run (a deleted line) is both: the file was altered, and an event is missing.
   if (seen.size < lastSeq) {
