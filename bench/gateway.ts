@@ -1,22 +1,27 @@
 /**
- * The model gateway's cost: `npm run bench gateway`. A stand-in API server on 127.0.0.1 answers a
- * fixed streamed answer at once; the same Anthropic Messages requests (10 KB and 200 KB, streamed)
- * go to it directly and through a gateway with the upstream source, interleaved, one at a time. The
- * gateway's host does what a run's does after each answer: redact the request, store it as
- * content-addressed parts, its canonical form and the answer (fsync'd files, after the answer has
- * gone out), in this same process as the client and stand-in, so that work counts; `*_proxy_only`
- * rows leave it out. Goal: p99 added ≤ 2 ms per call.
- * Then a 500-turn conversation (each turn resends the history) through the gateway: heap and RSS
- * every 100 turns, which must stay bounded (the gateway keeps no per-turn state but a counter).
+ * The model gateway's cost: `npm run bench -- gateway`. As in a real run, three parties: the agent
+ * and the API (bench/gateway-peer.mjs: a client and a stand-in API server on 127.0.0.1 that answers
+ * a fixed streamed answer at once, in a process of their own), and ProofLoop (this process): the
+ * gateway with the upstream source, and the run's thread recording every exchange as a run does
+ * (request redacted, stored as content-addressed parts, its canonical digests, the answer: fsync'd
+ * artifacts; model_responded and model_proposed appended to a real ledger, synchronous = FULL).
+ * The client sends the same Anthropic Messages request (10 KB, 200 KB; streamed) straight to the
+ * stand-in and through the gateway, interleaved, one at a time, back to back; added = gateway −
+ * direct, per percentile. Goal: p99 added ≤ 2 ms per call.
+ * Rows: the gateway in its own thread (thread.ts, what runs use), and in the run's thread with
+ * recording after each answer (`*_in_thread`: how it was before, for comparison).
+ * Then a 500-turn conversation (each turn resends the history, to ~200 KB) through the gateway:
+ * this process's heap and RSS every 100 turns, all recorded, which must stay bounded.
  */
-import http from 'node:http';
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Ledger, type RunWriter } from '../electron/ledger';
 import { anthropic } from '../electron/runner/gateway/anthropic';
-import { Gateway, type GatewayHost } from '../electron/runner/gateway/server';
-import { upstreamSource } from '../electron/runner/gateway/upstream-source';
+import type { GatewayHost } from '../electron/runner/gateway/server';
+import { startGateway } from '../electron/runner/gateway/thread';
 import { canonicalDigests } from '../electron/runner/gateway/canonical';
 import { storeParts } from '../electron/runner/real-run';
 import { storeArtifact } from '../electron/runner/artifacts';
@@ -36,159 +41,222 @@ const ANSWER = anthropic.render(
   true,
 ).body;
 
-function body(bytes: number, turns = 1): string {
-  const messages: unknown[] = [];
-  const per = Math.max(1, Math.floor(bytes / (turns * 2)));
-  for (let i = 0; i < turns; i++) {
-    messages.push({ role: 'user', content: [{ type: 'text', text: `turn ${i} `.padEnd(per, 'x') }] });
-    if (i < turns - 1)
-      messages.push({
-        role: 'assistant',
-        content: [{ type: 'text', text: `answer ${i} `.padEnd(per, 'y') }],
-      });
-  }
-  return JSON.stringify({
-    model: 'bench',
-    max_tokens: 1000,
-    stream: true,
-    system: [{ type: 'text', text: 'You are a bench.' }],
-    tools: [{ name: 'Read', input_schema: { type: 'object' } }],
-    messages,
-  });
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-function post(url: string, data: string, key: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const req = http.request(
-      url + '/v1/messages',
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'x-api-key': key,
-          'content-length': Buffer.byteLength(data),
-        },
-      },
-      (res) => {
-        res.on('data', () => {});
-        res.on('end', () =>
-          res.statusCode === 200
-            ? resolve(performance.now() - t0)
-            : reject(new Error(`status ${res.statusCode}`)),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
-}
-
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return +s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!.toFixed(3);
 };
 
-export async function benchGateway(calls = 300): Promise<Record<string, unknown>> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'pl-bench-gw-'));
-  const runDir = path.join(dir, 'run');
-  const standin = http.createServer((req, res) => {
-    req.on('data', () => {});
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(ANSWER);
-    });
-  });
-  await new Promise<void>((r) => standin.listen(0, '127.0.0.1', () => r()));
-  const direct = `http://127.0.0.1:${(standin.address() as AddressInfo).port}`;
-  let recording = true;
-  const host: GatewayHost = {
+/** What a run's host does with an exchange (real-run.ts record, without the policy's bookkeeping). */
+function recordingHost(runDir: string, writer: RunWriter, counts: { recorded: number }): GatewayHost {
+  return {
     admit: () => null,
     record: (ex) => {
-      if (!recording) return;
       const redacted = redactCredentials(ex.req.body).value as Record<string, unknown>;
-      storeParts(runDir, redacted);
+      const request = storeParts(runDir, redacted);
       const c = canonicalDigests(anthropic.canonical(redacted, { workspace: '/w', home: '/h' }));
-      storeArtifact(runDir, JSON.stringify(c), { redacted: true });
-      storeArtifact(runDir, ex.responseBody);
+      const parts = storeArtifact(runDir, JSON.stringify(c), { redacted: true });
+      const resp = storeArtifact(runDir, ex.responseBody);
+      writer.appendBatch([
+        {
+          kind: 'model_responded',
+          payload: {
+            lane: ex.req.parsed.lane,
+            index: ex.req.index,
+            request: {
+              digest: request.digest,
+              bytes: ex.req.rawBody.length,
+              canonical: c.all,
+              parts: parts.digest,
+            },
+            answer: { digest: resp.digest, bytes: resp.bytes, status: ex.status },
+            content: ex.answer.text,
+            calls: ex.answer.calls.map((x) => x.id),
+            tokens: ex.answer.usage.output_tokens,
+          },
+        },
+        ...ex.answer.calls.map((x) => ({
+          kind: 'model_proposed',
+          payload: { call_id: x.id, tool: x.name, args: x.input, tokens: 0 },
+        })),
+      ]);
+      counts.recorded += 1;
     },
     noAnswer: (_r, reason) => {
-      throw new Error(reason);
+      throw new Error(`no answer: ${reason}`);
     },
     hook: () => Promise.resolve({}),
     badRequest: (_s, m) => {
       throw new Error(m);
     },
+    recordingFailed: (_r, e) => {
+      throw e;
+    },
   };
-  const gw = new Gateway({
-    dialect: anthropic,
-    source: upstreamSource(anthropic, {
-      ANTHROPIC_API_KEY: 'bench-key',
-      PROOFLOOP_ANTHROPIC_UPSTREAM: direct,
-    }),
-    token: 'bench-token',
-    host,
-    prompt: 'turn 0',
-    workspace: '/w',
-    home: '/h',
-  });
-  const via = await gw.listen();
+}
+
+type Msg = { t: string; [k: string]: unknown };
+
+class Peer {
+  private waiting: ((m: Msg) => void) | null = null;
+  private readonly queue: Msg[] = [];
+  constructor(readonly child: ChildProcess) {
+    child.on('message', (m: Msg) => {
+      if (this.waiting) {
+        const w = this.waiting;
+        this.waiting = null;
+        w(m);
+      } else this.queue.push(m);
+    });
+  }
+  next(): Promise<Msg> {
+    const m = this.queue.shift();
+    if (m) return Promise.resolve(m);
+    return new Promise((resolve, reject) => {
+      this.waiting = (x) => (x.t === 'error' ? reject(new Error(String(x.message))) : resolve(x));
+      this.child.once('exit', (code) => reject(new Error(`the bench's peer exited (${code})`)));
+    });
+  }
+  send(m: Msg): void {
+    this.child.send(m);
+  }
+}
+
+export async function benchGateway(
+  calls = Number(process.env.PL_BENCH_GATEWAY_CALLS ?? 300),
+): Promise<Record<string, unknown>> {
+  // PL_BENCH_GATEWAY_ROWS=10KB,200KB: only those rows (and no session unless named).
+  const only = process.env.PL_BENCH_GATEWAY_ROWS?.split(',') ?? null;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pl-bench-gw-'));
+  // bench/gateway-peer.mjs, from the sources (tsx) or from dist/bench.js (scripts/bench.mjs).
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const peerFile = path.join(
+    path.basename(here) === 'dist' ? path.join(here, '..', 'bench') : here,
+    'gateway-peer.mjs',
+  );
+  const peer = new Peer(
+    fork(peerFile, [], { env: { ...process.env, PL_BENCH_ANSWER: ANSWER }, stdio: 'inherit' }),
+  );
+  const ledger = Ledger.open(dir);
   const out: Record<string, unknown> = dict();
   try {
-    for (const [name, size, rec] of [
-      ['10KB', 10_000, true],
-      ['200KB', 200_000, true],
-      // The proxy alone: what the agent waits for when the recording of the last answer is done.
-      ['10KB_proxy_only', 10_000, false],
-      ['200KB_proxy_only', 200_000, false],
+    const standin = String((await peer.next()).url);
+    const gateway = async (name: string, inThread: boolean, recording = true) => {
+      const runDir = path.join(dir, name);
+      const writer = ledger.writer(name, { create: { source: 'executed' } });
+      const counts = { recorded: 0 };
+      const gw = startGateway({
+        agent: 'claude-code',
+        source: {
+          kind: 'upstream',
+          env: { ANTHROPIC_API_KEY: 'bench-key', PROOFLOOP_ANTHROPIC_UPSTREAM: standin },
+        },
+        token: 'bench-token',
+        host: recording
+          ? recordingHost(runDir, writer, counts)
+          : { ...recordingHost(runDir, writer, counts), record: () => void (counts.recorded += 1) },
+        prompt: 'turn 0',
+        workspace: '/w',
+        home: '/h',
+        inThread,
+      });
+      const url = await gw.listen();
+      return { gw, url, writer, counts };
+    };
+    for (const [name, bytes, inThread, recording] of [
+      ['10KB', 10_000, false, true],
+      ['200KB', 200_000, false, true],
+      ['10KB_in_thread', 10_000, true, true],
+      ['200KB_in_thread', 200_000, true, true],
+      // The proxy alone (nothing recorded), in its own thread and in this one: the floor.
+      ['10KB_proxy_only', 10_000, false, false],
+      ['200KB_proxy_only', 200_000, false, false],
+      ['10KB_proxy_only_in_thread', 10_000, true, false],
+      ['200KB_proxy_only_in_thread', 200_000, true, false],
     ] as const) {
-      recording = rec;
-      const d: number[] = [];
-      const g: number[] = [];
-      for (let i = 0; i < 20; i++) {
-        await post(direct, body(size), 'k');
-        await post(via, body(size), 'bench-token');
-      }
-      for (let i = 0; i < calls; i++) {
-        // A different body each call (as a conversation's requests are): nothing is cached.
-        const b = body(size).replace('turn 0', `turn 0 call ${i}`);
-        d.push(await post(direct, b, 'k'));
-        g.push(await post(via, b, 'bench-token'));
-      }
-      out[name] = {
-        calls,
-        direct_ms: { p50: pct(d, 50), p99: pct(d, 99) },
-        gateway_ms: { p50: pct(g, 50), p99: pct(g, 99) },
-        added_ms: { p50: +(pct(g, 50) - pct(d, 50)).toFixed(3), p99: +(pct(g, 99) - pct(d, 99)).toFixed(3) },
-        goal_ok: pct(g, 99) - pct(d, 99) <= 2,
-      };
-    }
-    recording = true;
-    // A 500-turn session: each request resends the whole history (to ~200 KB at the end).
-    const mem: { turn: number; heap_mb: number; rss_mb: number }[] = [];
-    for (let t = 1; t <= 500; t++) {
-      await post(via, body(t * 400, t), 'bench-token');
-      if (t % 100 === 0) {
-        (globalThis as { gc?: () => void }).gc?.();
-        const m = process.memoryUsage();
-        mem.push({
-          turn: t,
-          heap_mb: +(m.heapUsed / 2 ** 20).toFixed(1),
-          rss_mb: +(m.rss / 2 ** 20).toFixed(1),
+      if (only && !only.includes(name)) continue;
+      const g = await gateway(name, inThread, recording);
+      try {
+        peer.send({
+          t: 'calls',
+          name,
+          via: g.url,
+          token: 'bench-token',
+          bytes,
+          calls,
+          warmup: 20,
+          gap_ms: 0,
         });
+        const r = await peer.next();
+        const t0 = performance.now();
+        await g.gw.settle();
+        const lag = performance.now() - t0;
+        const d = r.direct as number[];
+        const v = r.via as number[];
+        out[name] = {
+          calls,
+          gateway_thread: g.gw.threaded ? 'own' : "the run's",
+          direct_ms: { p50: pct(d, 50), p99: pct(d, 99) },
+          gateway_ms: { p50: pct(v, 50), p99: pct(v, 99) },
+          added_ms: {
+            p50: +(pct(v, 50) - pct(d, 50)).toFixed(3),
+            p99: +(pct(v, 99) - pct(d, 99)).toFixed(3),
+          },
+          goal_ok: pct(v, 99) - pct(d, 99) <= 2,
+          // Every exchange recorded once settle() returns: how long recording trailed the last answer.
+          recorded: g.counts.recorded,
+          recording_trailed_ms: +lag.toFixed(1),
+        };
+      } finally {
+        await g.gw.close();
+        g.writer.close();
       }
     }
-    out.session_500 = { memory: mem, gc_exposed: typeof (globalThis as { gc?: unknown }).gc === 'function' };
     out.goal = 'p99 added <= 2 ms per model call (10 KB and 200 KB requests); memory bounded over 500 turns';
+    if (only && !only.includes('session')) return out;
+    // A 500-turn session: each request resends the whole history (to ~200 KB at the end).
+    const g = await gateway('session', false);
+    const mem: { turn: number; heap_mb: number; rss_mb: number; recorded: number }[] = [];
+    try {
+      peer.send({
+        t: 'session',
+        via: g.url,
+        token: 'bench-token',
+        turns: 500,
+        bytes_per_turn: 400,
+        pause_every: 100,
+      });
+      for (;;) {
+        const m = await peer.next();
+        if (m.t === 'session') {
+          const times = m.times as number[];
+          out.session_500 = {
+            memory: mem,
+            turn_ms: { p50: pct(times, 50), p99: pct(times, 99) },
+            gc_exposed: typeof (globalThis as { gc?: unknown }).gc === 'function',
+          };
+          break;
+        }
+        await g.gw.settle();
+        (globalThis as { gc?: () => void }).gc?.();
+        const u = process.memoryUsage();
+        mem.push({
+          turn: Number(m.turn),
+          heap_mb: +(u.heapUsed / 2 ** 20).toFixed(1),
+          rss_mb: +(u.rss / 2 ** 20).toFixed(1),
+          recorded: g.counts.recorded,
+        });
+        peer.send({ t: 'go_on' });
+      }
+    } finally {
+      await g.gw.close();
+      g.writer.close();
+    }
   } finally {
-    await gw.close();
-    standin.close();
-    agent.destroy();
+    peer.send({ t: 'stop' });
+    ledger.close();
     rmSync(dir, { recursive: true, force: true });
   }
   return out;
 }
 
-if (isMain(import.meta.url)) console.log(JSON.stringify(await benchGateway(), null, 2));
+if (isMain('gateway')) console.log(JSON.stringify(await benchGateway(), null, 2));

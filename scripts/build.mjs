@@ -46,6 +46,9 @@ const entries = [
   // verify-bundle analyses blocks of event lines in worker threads.
   { in: 'electron/bundle/verify-worker.ts', out: 'dist/bundle-verify-worker.js' },
   { in: 'electron/bundle/verify-worker.ts', out: 'dist/electron/bundle-verify-worker.js' },
+  // A real agent's model gateway answers from a thread of its own; the run's thread records.
+  { in: 'electron/runner/gateway/worker.ts', out: 'dist/gateway-worker.js' },
+  { in: 'electron/runner/gateway/worker.ts', out: 'dist/electron/gateway-worker.js' },
 ].filter((e) => existsSync(new URL(`../${e.in}`, import.meta.url)));
 
 await Promise.all([

@@ -31,12 +31,12 @@ import type { HookCall, RealAgent } from './agents/types';
 import { boundedExcerpt, redactText, storeArtifact } from './artifacts';
 import type { LoadedTask } from './catalog';
 import { nodeBinary } from './children';
-import { Gateway, type GatewayExchange, type GatewayHost } from './gateway/server';
-import { replaySource, type RecordedRun } from './gateway/replay-source';
-import { simSource } from './gateway/sim-source';
+import type { GatewayExchange, GatewayHost } from './gateway/server';
+import type { RecordedRun } from './gateway/replay-source';
 import { canonicalDigests, normaliseText } from './gateway/canonical';
-import type { AnswerSource, DivergenceCause, SourceRequest } from './gateway/types';
-import { upstreamSource } from './gateway/upstream-source';
+import type { DivergenceCause, SourceRequest } from './gateway/types';
+import { startGateway, type GatewayHandle } from './gateway/thread';
+import { upstreamEnv, type SourceSpec } from './gateway/source-spec';
 import { runJudge } from './judge';
 import { PolicyEngine, type Decision } from './policy';
 import type { Variant } from './protocol';
@@ -116,7 +116,7 @@ const normPaths = (text: string, workspace: string, home: string) =>
 export class RealRun implements GatewayHost {
   private readonly engine: PolicyEngine;
   private readonly token = randomBytes(24).toString('hex');
-  private gateway: Gateway | null = null;
+  private gateway: GatewayHandle | null = null;
   private proposals = 0;
   private tokens = 0;
   private ended: RealRunEnd | null = null;
@@ -163,32 +163,33 @@ export class RealRun implements GatewayHost {
     this.writer.appendBatch(items);
   }
 
-  private source(): AnswerSource {
+  /** Where the gateway's answers come from, as data: the gateway's thread builds the source. */
+  private source(): SourceSpec {
     const from = this.meta.model_from;
     if (from === 'sim') {
-      return simSource({
-        variant: this.meta.variant,
-        seed: this.meta.seed,
-        taskId: this.loaded.task.id,
-        goal: this.loaded.task.goal,
-        judgeCommand: this.loaded.task.judge.command,
-        hints: this.loaded.task.sim ?? null,
-        workspace: this.workspace,
-        tools: this.agent.sim,
-      });
+      return {
+        kind: 'sim',
+        options: {
+          variant: this.meta.variant,
+          seed: this.meta.seed,
+          taskId: this.loaded.task.id,
+          goal: this.loaded.task.goal,
+          judgeCommand: this.loaded.task.judge.command,
+          hints: this.loaded.task.sim ?? null,
+          workspace: this.workspace,
+        },
+      };
     }
-    if (from === 'upstream') return upstreamSource(this.agent.dialect);
+    if (from === 'upstream') return { kind: 'upstream', env: upstreamEnv(this.agent.dialect) };
     if (!this.recorded) throw new Error('replay source without a recording');
-    return replaySource({
-      dialect: this.agent.dialect,
+    return {
+      kind: 'replay',
       recorded: this.recorded,
-      readArtifact: (d) =>
-        readFileSync(path.join(this.ledger.folder, this.recorded!.run_id, 'artifacts', d), 'utf8'),
-      version: () => this.version,
-      redact: (v) => redactCredentials(v).value,
+      artifacts: path.join(this.ledger.folder, this.recorded.run_id, 'artifacts'),
+      version: this.version,
       workspace: this.workspace,
       home: this.home,
-    });
+    };
   }
 
   /** The whole run: returns how it ended; every path out appends its event. */
@@ -243,8 +244,8 @@ export class RealRun implements GatewayHost {
       ...(this.meta.of ? { of: this.meta.of } : {}),
     });
     if (recorded) this.compareConfig(recorded.run_id, configDir, started?.seq ?? 1);
-    const gateway = new Gateway({
-      dialect: this.agent.dialect,
+    const gateway = startGateway({
+      agent: this.agent.name,
       source: this.source(),
       token: this.token,
       host: this,
@@ -394,11 +395,13 @@ export class RealRun implements GatewayHost {
     });
   }
 
-  /** Lets answers being recorded finish before the run's last events. */
+  /**
+   * Lets answers being recorded finish before the run's last events: every exchange the gateway
+   * answered is recorded when this resolves (thread.ts); it rejects when one could not be recorded
+   * and that could not be an event either (the run's host then records run_failed).
+   */
   private async settle(): Promise<void> {
-    for (let i = 0; i < 50 && (this.gateway?.inFlight ?? 0) > 0; i++)
-      await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setImmediate(r));
+    await this.gateway?.settle();
   }
 
   private exhaust(budget: 'steps' | 'tokens' | 'wall_ms', limit: number, used: number): void {
@@ -655,6 +658,15 @@ export class RealRun implements GatewayHost {
     );
     const parts = storeArtifact(this.runDir, JSON.stringify(canon), { redacted: true });
     return { digest: request.digest, bytes: req.rawBody.length, canonical: canon.all, parts: parts.digest };
+  }
+
+  /** An exchange the agent has had could not be recorded: an event, and the run fails. */
+  recordingFailed(req: SourceRequest | null, error: Error): void {
+    this.append('recording_failed', {
+      ...(req ? { lane: req.parsed.lane, index: req.index, turn: req.parsed.turn } : {}),
+      reason: boundedExcerpt(redactText(error.message).text, 1024),
+    });
+    this.fail('recording_failed', `an exchange with the model could not be recorded: ${error.message}`);
   }
 
   badRequest(status: number, message: string): void {

@@ -20,9 +20,14 @@ import type {
 /** What the gateway tells the run (real-run.ts) and asks of it. */
 export interface GatewayHost {
   /** Before the source is asked: why the request is refused (budget, run ending), or null. */
-  admit(req: SourceRequest): string | null;
+  admit(): string | null;
   /** An answered exchange, to record (artifacts, model_responded / model_proposed). */
   record(ex: GatewayExchange): void;
+  /**
+   * Recording an exchange the agent has had (or a request it made) failed (disk full, ledger gone):
+   * the host makes it an event and ends the run. Absent: the failure is a `badRequest(500)`.
+   */
+  recordingFailed?(req: SourceRequest | null, error: Error): void;
   /** A request the source had no answer for (divergence, exhausted, upstream error): an event. */
   noAnswer(
     req: SourceRequest,
@@ -58,6 +63,11 @@ export interface GatewayOptions {
   home: string;
   /** Largest request body accepted. */
   maxBody?: number;
+  /**
+   * Awaited before a model request is answered: the gateway thread's bound on exchanges not yet
+   * recorded (thread.ts). Absent: recording is synchronous, nothing to wait for.
+   */
+  room?: () => Promise<void> | undefined;
 }
 
 const MAX_BODY = 64 * 1024 * 1024;
@@ -100,6 +110,24 @@ export class Gateway {
     this.server = null;
     s.closeAllConnections();
     await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+
+  /** Resolves once no model request is being answered (the run's end waits for it), or after 1 s. */
+  async settle(): Promise<void> {
+    for (let i = 0; i < 50 && this.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    // A streamed upstream answer is recorded one turn of the loop after it went out.
+    await new Promise((r) => setImmediate(r));
+  }
+
+  /** host.record, a failure of which is the host's event (never the agent's error: it has its answer). */
+  private record(ex: GatewayExchange): void {
+    try {
+      this.o.host.record(ex);
+    } catch (e) {
+      const err = e instanceof Error ? e : new Error(String(e));
+      if (this.o.host.recordingFailed) this.o.host.recordingFailed(ex.req, err);
+      else this.o.host.badRequest(500, `recording the exchange failed: ${err.message}`);
+    }
   }
 
   private send(res: http.ServerResponse, status: number, contentType: string, body: string): void {
@@ -204,7 +232,8 @@ export class Gateway {
       headers: req.headers,
       path: req.url ?? '/',
     };
-    const refused = host.admit(sreq);
+    await o.room?.();
+    const refused = host.admit();
     if (refused) {
       host.noAnswer(sreq, refused);
       this.send(res, 400, 'application/json', dialect.error('invalid_request_error', refused));
@@ -231,11 +260,11 @@ export class Gateway {
       const id = `msg_pl${String(++this.messageCount).padStart(6, '0')}`;
       const r = dialect.render(a.answer, id, parsed.stream);
       // Recorded before the agent sees it: the hook's decision must find the proposal in the ledger.
-      host.record({ req: sreq, answer: a.answer, responseBody: r.body, status: 200, source: source.kind });
+      this.record({ req: sreq, answer: a.answer, responseBody: r.body, status: 200, source: source.kind });
       this.send(res, 200, r.contentType, r.body);
       return;
     }
-    const record = () => {
+    const record = (): void => {
       let answer: ModelAnswer;
       try {
         answer = dialect.parseAnswer(a.body);
@@ -248,7 +277,7 @@ export class Gateway {
           model: '',
         };
       }
-      host.record({ req: sreq, answer, responseBody: a.body, status: a.status, source: source.kind });
+      this.record({ req: sreq, answer, responseBody: a.body, status: a.status, source: source.kind });
     };
     // Replayed bytes: recorded before the agent sees them (as above). Streamed upstream bytes are
     // with the agent already; recording waits for the next turn of the loop, off the answer's path.
