@@ -16,6 +16,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ledger, type RunWriter } from '../electron/ledger';
@@ -94,27 +96,38 @@ function recordingHost(runDir: string, writer: RunWriter, counts: { recorded: nu
   };
 }
 
+/** A full collection before each memory figure (live memory, not what the collector has yet to free). */
+const gc: () => void = (() => {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (g) return g;
+  v8.setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+})();
+
 type Msg = { t: string; [k: string]: unknown };
 
 class Peer {
-  private waiting: ((m: Msg) => void) | null = null;
+  private waiting: { resolve: (m: Msg) => void; reject: (e: Error) => void } | null = null;
   private readonly queue: Msg[] = [];
+  private gone: Error | null = null;
   constructor(readonly child: ChildProcess) {
     child.on('message', (m: Msg) => {
-      if (this.waiting) {
-        const w = this.waiting;
-        this.waiting = null;
-        w(m);
-      } else this.queue.push(m);
+      const w = this.waiting;
+      this.waiting = null;
+      if (!w) this.queue.push(m);
+      else if (m.t === 'error') w.reject(new Error(String(m.message)));
+      else w.resolve(m);
+    });
+    child.on('exit', (code) => {
+      this.gone = new Error(`the bench's peer exited (${code})`);
+      this.waiting?.reject(this.gone);
     });
   }
   next(): Promise<Msg> {
     const m = this.queue.shift();
-    if (m) return Promise.resolve(m);
-    return new Promise((resolve, reject) => {
-      this.waiting = (x) => (x.t === 'error' ? reject(new Error(String(x.message))) : resolve(x));
-      this.child.once('exit', (code) => reject(new Error(`the bench's peer exited (${code})`)));
-    });
+    if (m) return m.t === 'error' ? Promise.reject(new Error(String(m.message))) : Promise.resolve(m);
+    if (this.gone) return Promise.reject(this.gone);
+    return new Promise((resolve, reject) => (this.waiting = { resolve, reject }));
   }
   send(m: Msg): void {
     this.child.send(m);
@@ -232,12 +245,11 @@ export async function benchGateway(
           out.session_500 = {
             memory: mem,
             turn_ms: { p50: pct(times, 50), p99: pct(times, 99) },
-            gc_exposed: typeof (globalThis as { gc?: unknown }).gc === 'function',
           };
           break;
         }
         await g.gw.settle();
-        (globalThis as { gc?: () => void }).gc?.();
+        gc();
         const u = process.memoryUsage();
         mem.push({
           turn: Number(m.turn),

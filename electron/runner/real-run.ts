@@ -33,8 +33,8 @@ import type { LoadedTask } from './catalog';
 import { nodeBinary } from './children';
 import type { GatewayExchange, GatewayHost } from './gateway/server';
 import type { RecordedRun } from './gateway/replay-source';
-import { canonicalDigests, normaliseText } from './gateway/canonical';
-import type { DivergenceCause, SourceRequest } from './gateway/types';
+import { answerDigest, canonicalDigests, normaliseText } from './gateway/canonical';
+import type { DivergenceCause, NormaliseContext, SourceRequest } from './gateway/types';
 import { startGateway, type GatewayHandle } from './gateway/thread';
 import { upstreamEnv, type SourceSpec } from './gateway/source-spec';
 import { runJudge } from './judge';
@@ -146,6 +146,21 @@ export class RealRun implements GatewayHost {
     this.home = path.join(runDir, 'home');
   }
 
+  /** The gateway's URL once it listens (run-specific: normalised in digests). */
+  private gatewayUrl: string | undefined;
+
+  /** What is run-specific in this run: replaced before any digest runs are compared by (canonical.ts). */
+  private get normCtx(): NormaliseContext {
+    return {
+      workspace: this.workspace,
+      home: this.home,
+      runDir: this.runDir,
+      runId: this.writer.runId,
+      token: this.token,
+      gateway: this.gatewayUrl,
+    };
+  }
+
   private get budget(): Budget {
     return { ...this.loaded.policy.budget, ...this.meta.budget };
   }
@@ -189,6 +204,7 @@ export class RealRun implements GatewayHost {
       version: this.version,
       workspace: this.workspace,
       home: this.home,
+      ctx: this.normCtx,
     };
   }
 
@@ -255,6 +271,7 @@ export class RealRun implements GatewayHost {
     });
     this.gateway = gateway;
     const url = await gateway.listen();
+    this.gatewayUrl = url;
     try {
       const launch = this.agent.launch({
         home: this.home,
@@ -586,7 +603,12 @@ export class RealRun implements GatewayHost {
         model: answer.model || req.parsed.model,
         agent_version: req.parsed.agentVersion,
         request,
-        answer: { digest: resp.digest, bytes: resp.bytes, status: ex.status },
+        answer: {
+          digest: resp.digest,
+          bytes: resp.bytes,
+          status: ex.status,
+          canonical: answerDigest(answer, this.normCtx),
+        },
         content: boundedExcerpt(redactText(answer.text).text, 2048),
         stop_reason: answer.stop,
         calls: answer.calls.map((c) => c.id),
@@ -653,9 +675,7 @@ export class RealRun implements GatewayHost {
   } {
     const redactedBody = redactCredentials(req.body).value as Record<string, unknown>;
     const request = storeParts(this.runDir, redactedBody);
-    const canon = canonicalDigests(
-      this.agent.dialect.canonical(redactedBody, { workspace: this.workspace, home: this.home }),
-    );
+    const canon = canonicalDigests(this.agent.dialect.canonical(redactedBody, this.normCtx));
     const parts = storeArtifact(this.runDir, JSON.stringify(canon), { redacted: true });
     return { digest: request.digest, bytes: req.rawBody.length, canonical: canon.all, parts: parts.digest };
   }
@@ -775,7 +795,7 @@ export class RealRun implements GatewayHost {
       return this.agent.hook.answer(call, { allowed: true, rule: 'post', reason: 'recorded' });
     }
     const art = storeArtifact(this.runDir, output);
-    const norm = sha256Hex(normaliseText(art.text, { workspace: this.workspace, home: this.home }));
+    const norm = sha256Hex(normaliseText(art.text, this.normCtx));
     const items: Item[] = [
       {
         kind: 'tool_returned',

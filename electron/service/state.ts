@@ -1,5 +1,6 @@
 import type { Ledger } from '../ledger';
-import { changesAt, diffRunsParallel, stateAt } from '../state';
+import { changesAt, stateAt } from '../state';
+import { diffRunsExplained } from '../runner/agent-diff';
 import { withSessionDecisions } from '../state/cross-check';
 import type { Handler as H } from './handler';
 
@@ -14,6 +15,6 @@ export function stateHandlers(getLedger: () => Ledger) {
   };
   const changes: H<'state.changes'> = ({ run_id, seq }) =>
     changesAt(getLedger(), run_id, seq, { recent: true });
-  const diff: H<'runs.diff'> = ({ left, right }) => diffRunsParallel(getLedger(), left, right);
+  const diff: H<'runs.diff'> = ({ left, right }) => diffRunsExplained(getLedger(), left, right);
   return { 'state.at': at, 'state.changes': changes, 'runs.diff': diff };
 }

@@ -49,6 +49,16 @@ export const RunDiffSchema = z.object({
     })
     .nullable(),
   settings: z.array(ChangeSchema).nullable(),
+  /** Two real agents' runs: why they part at the first divergence (electron/runner/agent-diff.ts). */
+  cause: z
+    .object({
+      cause: z.enum(['request', 'environment', 'decision', 'model', 'structure', 'agent_version']),
+      reason: z.string(),
+      part: z.string().optional(),
+      setup: z.array(z.string()),
+    })
+    .nullable()
+    .optional(),
   rows: z.array(DiffRowSchema),
   rows_left_off: z.number().int(),
   state_changes: z.array(ChangeSchema),

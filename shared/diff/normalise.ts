@@ -11,7 +11,11 @@
  *   into "changed";
  * - times: keys `at`, `time`, `timestamp` and `*_at`, and any ISO-8601 timestamp string, are dropped
  *   or become `<time>`;
- * - durations: keys `duration_ms` and `elapsed_ms`, and `used` of a `wall_ms` budget_exhausted.
+ * - durations: keys `duration_ms` and `elapsed_ms`, and `used` of a `wall_ms` budget_exhausted;
+ * - a real agent's raw records (real-run.ts; agentView below): where an event carries, beside the
+ *   content address of what was exchanged (the bytes as they were, with that run's own paths, ids,
+ *   token and times), a digest of the same content with what is run-specific replaced (the one list:
+ *   electron/runner/gateway/canonical.ts normaliseText), it is compared by the latter.
  * Object keys are sorted, so key order never makes a difference.
  */
 
@@ -126,6 +130,63 @@ export function normalisePayload(
   return JSON.stringify(normalisedPayload(kind, payload, ctx));
 }
 
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj | null =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : null;
+const without = (o: Obj, keys: readonly string[]): Obj => {
+  const out: Obj = Object.create(null) as Obj;
+  for (const k of Object.keys(o)) if (!keys.includes(k)) out[k] = o[k];
+  return out;
+};
+
+/**
+ * A real agent's event as two runs are compared (see the header), or the payload itself:
+ * - model_responded with `request.canonical`: the request is its canonical digest (not its stored
+ *   manifest's digest, bytes or parts); with `answer.canonical` the answer is that and its status
+ *   (not its bytes' digest), and `content` and `calls` (the answer's text excerpt and call ids, which
+ *   the canonical digest covers) are left out;
+ * - tool_returned with `result_digest`: `digest`, `bytes`, `artifact` and `excerpt` left out;
+ * - agent_exited: the agent's own output (`stdout` digest, `stderr_excerpt`: session ids, costs,
+ *   timings) left out; its exit code and signal kept;
+ * - transcript_linked: `run_id` and `file` (named by the agent's session id) left out, `subagent`
+ *   kept as whether the transcript is a subagent's;
+ * - run_started with an `agent.model_from`: `paths` (the run's own folders) left out;
+ * - any event's `agent_id` (the subagent that made a call: Claude Code names each anew per run)
+ *   becomes `<agent>`.
+ */
+function agentView(kind: string, payload: Obj): Obj {
+  let p = payload;
+  if (typeof p.agent_id === 'string') {
+    p = without(p, ['agent_id']);
+    p.agent_id = '<agent>';
+  }
+  switch (kind) {
+    case 'model_responded': {
+      const req = obj(p.request);
+      if (typeof req?.canonical !== 'string') return p;
+      const ans = obj(p.answer);
+      const byCanonical = typeof ans?.canonical === 'string';
+      const out = without(p, byCanonical ? ['request', 'answer', 'content', 'calls'] : ['request']);
+      out.request = { canonical: req.canonical };
+      if (ans) out.answer = byCanonical ? { canonical: ans.canonical, status: ans.status } : ans;
+      return out;
+    }
+    case 'tool_returned':
+      return typeof p.result_digest === 'string' ? without(p, ['digest', 'bytes', 'artifact', 'excerpt']) : p;
+    case 'agent_exited':
+      return without(p, ['stdout', 'stderr_excerpt']);
+    case 'transcript_linked': {
+      const out = without(p, ['run_id', 'file']);
+      if ('subagent' in p) out.subagent = p.subagent !== null && p.subagent !== undefined;
+      return out;
+    }
+    case 'run_started':
+      return typeof obj(p.agent)?.model_from === 'string' && 'paths' in p ? without(p, ['paths']) : p;
+    default:
+      return p;
+  }
+}
+
 /** The normalised payload of an event of `kind`. */
 export function normalisedPayload(
   kind: string,
@@ -140,5 +201,5 @@ export function normalisedPayload(
     const { used: _used, ...rest } = p;
     p = rest;
   }
-  return normaliseValue(p, ctx);
+  return normaliseValue(agentView(kind, p), ctx);
 }

@@ -105,27 +105,56 @@ async function repeatRuns(
     if (ctx.tty && !ctx.opts().json) process.stderr.write(`  ${i + 1}/${n} ${run_id}: ${end.outcome}\n`);
   }
   const first = ends[0]!.run_id;
-  const parts: { run_id: string; seq: number | null; kind: string | null }[] = [];
+  // Each run against the first: the run diff compares a real agent's events by their normalised
+  // digests (what is run-specific replaced), so runs part only where they really differ.
+  const parts: {
+    run_id: string;
+    seq: number | null;
+    right_seq: number | null;
+    kind: string | null;
+    cause: string | null;
+    reason: string | null;
+  }[] = [];
   for (const e of ends.slice(1)) {
-    const fd = (await svc.invoke('runs.diff', { left: first, right: e.run_id })).first_divergence;
+    const d = await svc.invoke('runs.diff', { left: first, right: e.run_id });
+    const fd = d.first_divergence;
     parts.push({
       run_id: e.run_id,
       seq: fd?.left_seq ?? null,
-      kind: fd?.left_kind ?? fd?.right_kind ?? null,
+      right_seq: fd?.right_seq ?? null,
+      kind: fd ? (fd.left_kind ?? fd.right_kind ?? null) : null,
+      cause: fd ? (d.cause?.cause ?? null) : null,
+      reason: fd ? (d.cause?.reason ?? null) : null,
     });
   }
   const passed = ends.filter((e) => e.passed).length;
-  const result = { runs: ends, passed, total: n, pass_rate: passed / n, part_from_first: parts };
+  const alike = parts.filter((p) => p.kind === null).length;
+  const result = {
+    runs: ends,
+    passed,
+    total: n,
+    pass_rate: passed / n,
+    runs_like_first: alike,
+    part_from_first: parts,
+  };
   ctx.print(result, () =>
     [
       `pass rate ${passed}/${n} (${Math.round((100 * passed) / n)}%)`,
+      n > 1
+        ? alike === n - 1
+          ? `the runs do not part: every run is alike ${first} event by event`
+          : `${n - 1 - alike} of ${n - 1} runs part from ${first}`
+        : '',
       ...ends.map((e) => `  ${e.run_id}: ${e.outcome}`),
       ...parts.map((p) =>
-        p.seq === null
+        p.kind === null
           ? `  ${p.run_id} runs like ${first}`
-          : `  ${p.run_id} parts from ${first} at seq ${p.seq}${p.kind ? ` (${p.kind})` : ''}`,
+          : `  ${p.run_id} parts from ${first} at seq ${p.seq ?? '(end)'}${p.kind ? ` (${p.kind})` : ''}` +
+            (p.cause ? `: ${p.cause}: ${p.reason}` : ''),
       ),
-    ].join('\n'),
+    ]
+      .filter(Boolean)
+      .join('\n'),
   );
   ctx.setExit(passed === n ? EXIT.ok : EXIT.findings);
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Ledger } from '../../ledger';
-import { changesAt, diffRunsParallel, stateAt } from '../../state';
+import { changesAt, stateAt } from '../../state';
+import { diffRunsExplained, type DivergenceExplained } from '../../runner/agent-diff';
 import type { Change, RunState } from '../../../shared/state';
 import type { DiffRow, RunDiff } from '../../../shared/diff';
 import { intOption, oneLine, table } from '../format';
@@ -114,7 +115,7 @@ function rowSummary(r: DiffRow): string {
   return call ? `call ${call}` : '';
 }
 
-export function formatDiff(d: RunDiff, limit: number): string {
+export function formatDiff(d: RunDiff & { cause?: DivergenceExplained | null }, limit: number): string {
   const lines: string[] = [];
   const f = d.first_divergence;
   lines.push(
@@ -122,6 +123,10 @@ export function formatDiff(d: RunDiff, limit: number): string {
       ? `first divergence: ${f.type} at left seq ${f.left_seq ?? '(end)'} (${f.left_kind ?? '—'}) / right seq ${f.right_seq ?? '(end)'} (${f.right_kind ?? '—'})`
       : `no divergence: ${d.left.run_id} and ${d.right.run_id} are alike event by event`,
   );
+  if (d.cause) {
+    lines.push(`cause: ${d.cause.cause}: ${d.cause.reason}${d.cause.part ? ` [${d.cause.part}]` : ''}`);
+    if (d.cause.setup.length) lines.push(`agents set up differently: ${d.cause.setup.join('; ')}`);
+  }
   lines.push(
     `${d.left.run_id} (${d.left.events} events) vs ${d.right.run_id} (${d.right.events} events): ` +
       `${d.counts.same} same, ${d.counts.changed} changed, ${d.counts.only_left} only left, ${d.counts.only_right} only right`,
@@ -213,7 +218,7 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
       )
       .option('--limit <rows>', 'rows shown in the table', intOption('--limit'), 60),
   ).action(async (a: string, b: string, o: { limit: number }, cmd: Command) => {
-    const d = await diffRunsParallel(await ctx.ledger(), a, b);
+    const d = await diffRunsExplained(await ctx.ledger(), a, b);
     print(cmd, d, () => formatDiff(d, o.limit));
   });
 }

@@ -7,7 +7,14 @@
  */
 import type { StoredEvent } from '../../ledger';
 import { canonicalDigests } from './canonical';
-import type { AnswerSource, Dialect, DivergenceCause, SourceAnswer, SourceRequest } from './types';
+import type {
+  AnswerSource,
+  Dialect,
+  DivergenceCause,
+  NormaliseContext,
+  SourceAnswer,
+  SourceRequest,
+} from './types';
 
 export interface RecordedExchange {
   seq: number;
@@ -82,6 +89,8 @@ export interface ReplaySourceOptions {
   redact: (v: unknown) => unknown;
   workspace: string;
   home: string;
+  /** What is run-specific in this run (normaliseText); default: its workspace and home. */
+  ctx?: NormaliseContext;
 }
 
 /**
@@ -116,7 +125,7 @@ export function replaySource(o: ReplaySourceOptions): AnswerSource {
         });
       }
       const live = canonicalDigests(
-        o.dialect.canonical(o.redact(req.body), { workspace: o.workspace, home: o.home }),
+        o.dialect.canonical(o.redact(req.body), o.ctx ?? { workspace: o.workspace, home: o.home }),
       );
       if (live.all === rec.canonical) {
         return Promise.resolve({

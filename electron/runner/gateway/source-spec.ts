@@ -9,7 +9,7 @@ import { redactCredentials } from '../../../shared/redact';
 import { realAgent } from '../agents/registry';
 import { replaySource, type RecordedRun } from './replay-source';
 import { simSource, type SimSourceOptions } from './sim-source';
-import type { AnswerSource, Dialect } from './types';
+import type { AnswerSource, Dialect, NormaliseContext } from './types';
 import { upstreamSource } from './upstream-source';
 
 export type SourceSpec =
@@ -23,6 +23,8 @@ export type SourceSpec =
       version: string;
       workspace: string;
       home: string;
+      /** What is run-specific in this run; its `gateway` is set once the gateway listens. */
+      ctx: NormaliseContext;
     }
   | {
       kind: 'upstream';
@@ -41,6 +43,11 @@ export function upstreamEnv(dialect: Dialect, env: NodeJS.ProcessEnv = process.e
     if (typeof v === 'string') out[k] = v;
   }
   return out;
+}
+
+/** Tells a spec's source the gateway's URL (run-specific: normalised in what a replay compares). */
+export function setGatewayUrl(spec: SourceSpec, url: string): void {
+  if (spec.kind === 'replay') spec.ctx.gateway = url;
 }
 
 /** The source a spec describes, for the agent named (its dialect and sim tools). */
@@ -63,6 +70,7 @@ export function buildSource(agentName: string, spec: SourceSpec): { dialect: Dia
           redact: (v) => redactCredentials(v).value,
           workspace: spec.workspace,
           home: spec.home,
+          ctx: spec.ctx,
         }),
       };
   }

@@ -27,8 +27,15 @@ import type { Worker } from 'node:worker_threads';
 import { realAgent } from '../agents/registry';
 import { startWorker } from '../../workers';
 import { Gateway, type GatewayExchange, type GatewayHost } from './server';
-import { buildSource, type SourceSpec } from './source-spec';
-import type { CanonicalRequest, DivergenceCause, ModelAnswer, ParsedRequest, SourceRequest } from './types';
+import { buildSource, setGatewayUrl, type SourceSpec } from './source-spec';
+import type {
+  CanonicalRequest,
+  DivergenceCause,
+  ModelAnswer,
+  NormaliseContext,
+  ParsedRequest,
+  SourceRequest,
+} from './types';
 
 export interface GatewayThreadOptions {
   /** The real agent (its dialect and sim tools). */
@@ -39,6 +46,8 @@ export interface GatewayThreadOptions {
   prompt: string;
   workspace: string;
   home: string;
+  /** What is run-specific (normaliseText) for a request's canonical form; default: workspace and home. */
+  ctx?: NormaliseContext;
   maxBody?: number;
   /** Bytes posted to this thread and not yet recorded past which the gateway waits (default 64 MB). */
   maxQueuedBytes?: number;
@@ -142,7 +151,16 @@ export function startGateway(o: GatewayThreadOptions): GatewayHandle {
     home: o.home,
     maxBody: o.maxBody,
   });
-  return { listen: () => gw.listen(), settle: () => gw.settle(), close: () => gw.close(), threaded: false };
+  return {
+    listen: async () => {
+      const url = await gw.listen();
+      setGatewayUrl(o.source, url);
+      return url;
+    },
+    settle: () => gw.settle(),
+    close: () => gw.close(),
+    threaded: false,
+  };
 }
 
 class GatewayThread implements GatewayHandle {
@@ -210,7 +228,7 @@ class GatewayThread implements GatewayHandle {
   private request(w: WireRequest): SourceRequest {
     const rawBody = Buffer.from(w.raw.buffer, w.raw.byteOffset, w.raw.byteLength);
     const body: unknown = JSON.parse(rawBody.toString('utf8'));
-    const { workspace, home } = this.o;
+    const ctx = this.o.ctx ?? { workspace: this.o.workspace, home: this.o.home };
     const dialect = realAgent(this.o.agent).dialect;
     let canonical: CanonicalRequest | null = null;
     return {
@@ -218,7 +236,7 @@ class GatewayThread implements GatewayHandle {
       body,
       rawBody,
       get canonical() {
-        canonical ??= dialect.canonical(body, { workspace, home });
+        canonical ??= dialect.canonical(body, ctx);
         return canonical;
       },
       index: w.index,

@@ -71,9 +71,21 @@ export interface CanonicalRequest {
   messages: unknown[];
 }
 
+/**
+ * What is run-specific, for normaliseText (canonical.ts): each value found in a text is replaced by
+ * its placeholder before a digest that runs are compared by is taken.
+ */
 export interface NormaliseContext {
   workspace: string;
   home: string;
+  /** The run's folder, `<folder>/<run>` (TMPDIR and anything else the run keeps there). */
+  runDir?: string;
+  /** The run's id (named in its folder, and wherever the run names itself). */
+  runId?: string;
+  /** The per-run token (the agent's key slot and its hook environment hold it). */
+  token?: string;
+  /** The gateway's URL (a random port), as the agent's environment names it. */
+  gateway?: string;
 }
 
 export interface Dialect {

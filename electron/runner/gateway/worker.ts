@@ -3,7 +3,7 @@
 // records them. No ledger here, no file written.
 import { parentPort, workerData } from 'node:worker_threads';
 import { Gateway, type GatewayHost } from './server';
-import { buildSource } from './source-spec';
+import { buildSource, setGatewayUrl } from './source-spec';
 import type { FromWorker, ToWorker, WireRequest, WorkerInit } from './thread';
 import type { SourceRequest } from './types';
 
@@ -111,6 +111,9 @@ port.on('message', (m: ToWorker) => {
 });
 
 gateway.listen().then(
-  (url) => post({ t: 'listening', url }),
+  (url) => {
+    setGatewayUrl(init.source, url);
+    post({ t: 'listening', url });
+  },
   (e: unknown) => post({ t: 'listen_failed', message: (e as Error).message }),
 );
