@@ -150,6 +150,8 @@ const without = (o: Obj, keys: readonly string[]): Obj => {
  *   timings) left out; its exit code and signal kept;
  * - transcript_linked: `run_id` and `file` (named by the agent's session id) left out, `subagent`
  *   kept as whether the transcript is a subagent's;
+ * - files_redacted: `home.kept` (the transcripts kept, named by the run's workspace, the agent's
+ *   session and subagent ids) compared by how many;
  * - run_started with an `agent.model_from`: `paths` (the run's own folders) left out;
  * - any event's `agent_id` (the subagent that made a call: Claude Code names each anew per run)
  *   becomes `<agent>`.
@@ -178,6 +180,13 @@ function agentView(kind: string, payload: Obj): Obj {
     case 'transcript_linked': {
       const out = without(p, ['run_id', 'file']);
       if ('subagent' in p) out.subagent = p.subagent !== null && p.subagent !== undefined;
+      return out;
+    }
+    case 'files_redacted': {
+      const home = obj(p.home);
+      if (!home || !Array.isArray(home.kept)) return p;
+      const out = without(p, ['home']);
+      out.home = { ...without(home, ['kept']), kept: home.kept.length };
       return out;
     }
     case 'run_started':
