@@ -1,5 +1,13 @@
 import { bounded, DEEPER, idText, LIMITS, ordered, WHOLE } from './decode-values';
-import { DecodeError, type Attrs, type AttrValue, type OtlpLog, type OtlpSpan, type Scope } from './types';
+import {
+  DecodeError,
+  type Attrs,
+  type AttrValue,
+  type OtlpLog,
+  type OtlpMetric,
+  type OtlpSpan,
+  type Scope,
+} from './types';
 
 /**
  * A request in the OTLP JSON mapping (lowerCamelCase fields, or the proto field names; hex ids,
@@ -261,14 +269,168 @@ export function logsOf(req: Obj): OtlpLog[] {
   return out;
 }
 
-export function countPoints(req: Obj): number {
-  let n = 0;
-  for (const rm of list(req, 'resourceMetrics', '')) {
-    for (const sm of list(obj(rm, 'resourceMetrics[]'), 'scopeMetrics', 'resourceMetrics[]')) {
-      n += list(obj(sm, 'scopeMetrics[]'), 'metrics', 'scopeMetrics[]').length;
-    }
+/** A metric's data field (OTLP JSON name) and the type it names. */
+const METRIC_TYPES: readonly (readonly [string, string])[] = [
+  ['gauge', 'gauge'],
+  ['sum', 'sum'],
+  ['histogram', 'histogram'],
+  ['exponentialHistogram', 'exponential_histogram'],
+  ['summary', 'summary'],
+];
+const TEMPORALITIES = [
+  'AGGREGATION_TEMPORALITY_UNSPECIFIED',
+  'AGGREGATION_TEMPORALITY_DELTA',
+  'AGGREGATION_TEMPORALITY_CUMULATIVE',
+];
+
+/**
+ * A number field of a data point: a double (NaN and the infinities, which canonical JSON cannot
+ * hold, as their names) or a 64-bit integer (a number where exact, else its decimal string).
+ * Undefined: absent.
+ */
+function num(o: Obj, name: string, at: string): number | string | undefined {
+  return numValue(field(o, name), `${at}.${name}`);
+}
+
+function numValue(v: unknown, at: string): number | string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
+  if (typeof v === 'string') {
+    if (/^-?\d{1,20}$/.test(v)) return Number.isSafeInteger(Number(v)) ? Number(v) : v;
+    if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') return v;
+    const x = Number(v);
+    if (v.trim() !== '' && Number.isFinite(x)) return x;
   }
-  return n;
+  throw new DecodeError(`${at}: not a number`);
+}
+
+/** A list of numbers (bucket counts, bounds), bounded as attribute arrays are. */
+function nums(o: Obj, name: string, at: string): AttrValue[] {
+  const l = list(o, name, at);
+  const out: AttrValue[] = l.slice(0, LIMITS.items).map((v, i) => numValue(v, `${at}.${name}[${i}]`) ?? null);
+  if (l.length > LIMITS.items) out.push(`[${l.length - LIMITS.items} more items]`);
+  return out;
+}
+
+/** Only the fields the point has, so a point reads as it was sent. */
+function defined(o: Record<string, AttrValue | undefined>): { [k: string]: AttrValue } {
+  const out: { [k: string]: AttrValue } = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+function pointValue(type: string, d: Obj, at: string): AttrValue {
+  if (type === 'gauge' || type === 'sum') return num(d, 'asDouble', at) ?? num(d, 'asInt', at) ?? null;
+  const base = { count: num(d, 'count', at), sum: num(d, 'sum', at) };
+  if (type === 'summary') {
+    const q = list(d, 'quantileValues', at);
+    const quantiles: AttrValue[] = q.slice(0, LIMITS.items).map((x, i) => {
+      const qo = obj(x, `${at}.quantileValues[${i}]`);
+      const qat = `${at}.quantileValues[${i}]`;
+      return defined({ quantile: num(qo, 'quantile', qat), value: num(qo, 'value', qat) });
+    });
+    return defined({ ...base, quantiles });
+  }
+  const minMax = { min: num(d, 'min', at), max: num(d, 'max', at) };
+  if (type === 'histogram')
+    return defined({
+      ...base,
+      ...minMax,
+      bucket_counts: nums(d, 'bucketCounts', at),
+      explicit_bounds: nums(d, 'explicitBounds', at),
+    });
+  const side = (name: string): AttrValue | undefined => {
+    const v = field(d, name);
+    if (v === undefined || v === null) return undefined;
+    const so = obj(v, `${at}.${name}`);
+    return defined({
+      offset: num(so, 'offset', `${at}.${name}`),
+      bucket_counts: nums(so, 'bucketCounts', `${at}.${name}`),
+    });
+  };
+  return defined({
+    ...base,
+    ...minMax,
+    scale: num(d, 'scale', at),
+    zero_count: num(d, 'zeroCount', at),
+    positive: side('positive'),
+    negative: side('negative'),
+  });
+}
+
+/**
+ * Every data point of every metric, as a record (a metric with no point is one record, value
+ * null): kept as events like spans and logs, never dropped. Protobuf bodies come here through
+ * protobufjs's toObject (decode.ts): metrics are few, their decoding need not be fast.
+ */
+export function metricsOf(req: Obj): OtlpMetric[] {
+  const out: OtlpMetric[] = [];
+  list(req, 'resourceMetrics', '').forEach((rmv, i) => {
+    const at = `resourceMetrics[${i}]`;
+    const rm = obj(rmv, at);
+    const resource = resourceOf(rm, at);
+    list(rm, 'scopeMetrics', at).forEach((smv, j) => {
+      const sat = `${at}.scopeMetrics[${j}]`;
+      const sm = obj(smv, sat);
+      const scope = scopeOf(sm, sat);
+      list(sm, 'metrics', sat).forEach((mv, k) => {
+        const p = `${sat}.metrics[${k}]`;
+        const m = obj(mv, p);
+        let type = '';
+        let data: Obj | null = null;
+        for (const [f, t] of METRIC_TYPES) {
+          const v = field(m, f);
+          if (v === undefined || v === null) continue;
+          type = t;
+          data = obj(v, `${p}.${f}`);
+          break;
+        }
+        const dat = `${p}.${type}`;
+        const monotonic = data !== null && type === 'sum' ? Boolean(field(data, 'isMonotonic')) : null;
+        const temporality =
+          data !== null && field(data, 'aggregationTemporality') !== undefined
+            ? enumValue(data, 'aggregationTemporality', TEMPORALITIES, dat)
+            : null;
+        const head = {
+          name: str(m, 'name', p),
+          description: str(m, 'description', p),
+          unit: str(m, 'unit', p),
+          type,
+          monotonic,
+          temporality,
+        };
+        const points = data === null ? [] : list(data, 'dataPoints', dat);
+        if (points.length === 0)
+          out.push({
+            ...head,
+            startNs: '0',
+            timeNs: '0',
+            attributes: {},
+            value: null,
+            traceId: null,
+            spanId: null,
+            resource,
+            scope,
+          });
+        points.forEach((dv, n) => {
+          const pat = `${dat}.dataPoints[${n}]`;
+          const d = obj(dv, pat);
+          out.push({
+            ...head,
+            startNs: ns(d, 'startTimeUnixNano', pat),
+            timeNs: ns(d, 'timeUnixNano', pat),
+            attributes: attributes(d, pat),
+            value: pointValue(type, d, pat),
+            traceId: null,
+            spanId: null,
+            resource,
+            scope,
+          });
+        });
+      });
+    });
+  });
+  return out;
 }
 
 /** A parsed body as a request object; throws DecodeError for anything else. */

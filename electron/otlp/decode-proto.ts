@@ -73,9 +73,6 @@ export interface PbTraces {
 export interface PbLogs {
   resourceLogs: { resource: PbResource; scopeLogs: { scope: PbScope; logRecords: PbLog[] }[] }[];
 }
-export interface PbMetrics {
-  resourceMetrics: { scopeMetrics: { metrics: unknown[] }[] }[];
-}
 
 const has = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
@@ -227,10 +224,4 @@ export function logsOf(req: PbLogs): OtlpLog[] {
     });
   });
   return out;
-}
-
-export function countPoints(req: PbMetrics): number {
-  let n = 0;
-  for (const rm of req.resourceMetrics) for (const sm of rm.scopeMetrics) n += sm.metrics.length;
-  return n;
 }

@@ -47,7 +47,13 @@ export function decodeRequest(signal: Signal, body: Buffer, encoding: Encoding):
     }
     if (signal === 'traces') return { signal, records: proto.spansOf(req as proto.PbTraces) };
     if (signal === 'logs') return { signal, records: proto.logsOf(req as proto.PbLogs) };
-    return { signal, points: proto.countPoints(req as proto.PbMetrics) };
+    // Metrics are read from toObject's plain form by the JSON walk (metricsOf says why).
+    const plain = requestTypes.metrics.toObject(req as protobuf.Message, {
+      longs: String,
+      bytes: String,
+      enums: Number,
+    });
+    return { signal, records: json.metricsOf(plain) };
   }
   let parsed: unknown;
   try {
@@ -58,5 +64,5 @@ export function decodeRequest(signal: Signal, body: Buffer, encoding: Encoding):
   const req = json.requestObject(parsed);
   if (signal === 'traces') return { signal, records: json.spansOf(req) };
   if (signal === 'logs') return { signal, records: json.logsOf(req) };
-  return { signal, points: json.countPoints(req) };
+  return { signal, records: json.metricsOf(req) };
 }

@@ -1,11 +1,12 @@
 import { checkPayload, KIND_RE, type NewEvent } from '../../shared/protocol';
-import type { OtlpLog, OtlpSpan } from './types';
+import type { OtlpLog, OtlpMetric, OtlpSpan } from './types';
 import type { LogMapper, MappedItem, RunMapState, SpanMapper } from './map-util';
 import { PAYLOAD_KEY, proofloopLogs, proofloopSpans } from './map-proofloop';
 import { openinferenceSpans } from './map-openinference';
 import { genaiLogs, genaiSpans } from './map-genai';
 import { agentLogs } from './map-agent-logs';
 import { fallbackLogs, fallbackSpans } from './map-fallback';
+import { metricItem } from './map-metrics';
 
 /**
  * The mapping families, in the order they are asked; the first that claims a record maps it, and
@@ -111,4 +112,18 @@ export function mapLog(l: OtlpLog, st: RunMapState, withResource: boolean): NewE
     if (items) return finish(items, m.family, logRaw(l, withResource, m.family), 'otel_log');
   }
   return [];
+}
+
+function metricRaw(m: OtlpMetric, withResource: boolean): Record<string, unknown> {
+  return {
+    mapped_by: 'metrics',
+    ...(withResource ? { resource: m.resource } : {}),
+    scope: m.scope,
+    signal: 'metric',
+  };
+}
+
+/** A metric data point as its event (map-metrics.ts): `otel_metric`, never dropped. */
+export function mapMetric(m: OtlpMetric, withResource: boolean): NewEvent[] {
+  return finish([metricItem(m)], 'metrics', metricRaw(m, withResource), 'otel_metric');
 }

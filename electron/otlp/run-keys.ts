@@ -1,9 +1,9 @@
 import { prepareItem } from '../ledger/prepare';
 import { CURRENT_V } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
-import type { Attrs, OtlpLog, OtlpSpan } from './types';
+import type { Attrs, OtlpLog, OtlpMetric, OtlpSpan } from './types';
 import { RunMapState } from './map-util';
-import { mapLog, mapSpan } from './mapping';
+import { mapLog, mapMetric, mapSpan } from './mapping';
 import { BoundedMap } from '../bounded-map';
 
 /**
@@ -42,7 +42,8 @@ const joinsRequestConversation = (resource: Attrs): boolean => {
   return typeof service === 'string' && service.startsWith('codex');
 };
 
-export type RecordOf = { kind: 'span'; r: OtlpSpan } | { kind: 'log'; r: OtlpLog };
+export type RecordOf =
+  { kind: 'span'; r: OtlpSpan } | { kind: 'log'; r: OtlpLog } | { kind: 'metric'; r: OtlpMetric };
 
 /** What the receiver's thread needs to create a key's run: from the key's first record. */
 export interface RunSeed {
@@ -162,7 +163,9 @@ export class RunKeys {
         const mapped =
           rec.kind === 'span'
             ? mapSpan(rec.r, state.map, withResource)
-            : mapLog(rec.r, state.map, withResource);
+            : rec.kind === 'log'
+              ? mapLog(rec.r, state.map, withResource)
+              : mapMetric(rec.r, withResource);
         for (const it of mapped) {
           // mapSpan and mapLog have checked each item against its kind's schema (mapping.ts, finish).
           part.jsons.push(prepareItem(it, { checked: true }));
@@ -201,7 +204,8 @@ export class RunKeys {
   }
 
   /**
-   * The run a record joins, as a key (`c:<conversation>`, `t:<trace>`, `s:<service>`). A trace
+   * The run a record joins, as a key (`c:<conversation>`, `t:<trace>`, `s:<service>`, and for
+   * metric points `m:<service>`). A trace
    * stays in the run it first joined and a conversation in the run it was first seen in, so a
    * record naming only one of them still finds the other's run. When a trace's first spans name
    * no conversation (a sender that sets it on the root span only, which ends last), that trace
@@ -231,6 +235,9 @@ export class RunKeys {
       return home;
     }
     const service = r.resource['service.name'];
-    return `s:${typeof service === 'string' && service ? service : 'unknown'}`;
+    const name = typeof service === 'string' && service ? service : 'unknown';
+    // Metric points that name no session (Codex sends none on its metrics) are the service's:
+    // kept in a run of their own (`otlp-metrics-<service>`), not guessed into a session's.
+    return rec.kind === 'metric' ? `m:${name}` : `s:${name}`;
   }
 }

@@ -190,7 +190,13 @@ export class LiveRuns {
     if (known) return known;
     const id = key.slice(2);
     const base =
-      key[0] === 'c' ? safeId('otlp-', id) : key[0] === 't' ? `otlp-trace-${id}` : safeId('otlp-logs-', id);
+      key[0] === 'c'
+        ? safeId('otlp-', id)
+        : key[0] === 't'
+          ? `otlp-trace-${id}`
+          : key[0] === 'm'
+            ? safeId('otlp-metrics-', id)
+            : safeId('otlp-logs-', id);
     let runId = base;
     for (let n = 2; ; n++) {
       const row = ledger.run(runId);

@@ -152,7 +152,7 @@ function exportResponse(signal: Signal, result: IngestResult, encoding: Encoding
 }
 
 /**
- * The OTLP/HTTP receiver: POST /v1/traces and /v1/logs (and /v1/metrics, accepted and discarded),
+ * The OTLP/HTTP receiver: POST /v1/traces, /v1/logs and /v1/metrics (each data point an event),
  * protobuf or JSON, plain or gzip. It is an input anyone on this machine can reach, so: loopback
  * only; the Host header must name this address (DNS rebinding); no CORS headers and only the two
  * OTLP content types, so a web page cannot post into it (any other type, and any preflight, is
@@ -222,7 +222,7 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
       } catch (e) {
         throw new Refusal(503, RPC.unavailable, (e as Error).message);
       }
-      const parts = prepared.signal === 'metrics' ? [] : prepared.parts;
+      const parts = prepared.parts;
       const result =
         parts.length > 0 ? await commits.submit(parts) : { accepted: 0, rejected: 0, errors: [], runs: [] };
       answer(res, 200, encoding, exportResponse(signal, result, encoding));

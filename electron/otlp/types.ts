@@ -40,12 +40,39 @@ export interface OtlpLog {
   scope: Scope;
 }
 
+/**
+ * One data point of a metric (or, for a metric that has none, the metric itself, value null): a
+ * record like a span or a log, so that every point sent is an event (decode-json.ts, metricsOf).
+ */
+export interface OtlpMetric {
+  name: string;
+  description: string;
+  unit: string;
+  /** gauge, sum, histogram, exponential_histogram, summary; '' for a metric with no data. */
+  type: string;
+  /** A sum's isMonotonic; null for the other types. */
+  monotonic: boolean | null;
+  /** AggregationTemporality (1 delta, 2 cumulative); null where the type has none. */
+  temporality: number | null;
+  startNs: string;
+  timeNs: string;
+  /** The point's attributes (Claude Code puts `session.id` here). */
+  attributes: Attrs;
+  /** gauge/sum: the number; histogram, exponential_histogram, summary: their fields; null: no point. */
+  value: AttrValue;
+  /** Points name no trace; the fields are here so a point keys to a run as a log does. */
+  traceId: null;
+  spanId: null;
+  resource: Attrs;
+  scope: Scope;
+}
+
 export type Signal = 'traces' | 'logs' | 'metrics';
 
 export type Decoded =
   | { signal: 'traces'; records: OtlpSpan[] }
   | { signal: 'logs'; records: OtlpLog[] }
-  | { signal: 'metrics'; points: number };
+  | { signal: 'metrics'; records: OtlpMetric[] };
 
 /** A request that cannot be decoded: a 400 with this message (it names the field). */
 export class DecodeError extends Error {

@@ -1,4 +1,5 @@
 import { cpSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { homeForFile } from './helpers/tmp';
@@ -200,9 +201,10 @@ describe('sessions the pinned CLIs wrote, through the importer', () => {
         : /([0-9a-f-]{36})\.jsonl$/.exec(s.session)![1]!;
       const runs = ol.runs().filter((r) => r.format === 'otlp' && r.run_id.includes(sessionId));
       expect(runs.map((r) => r.run_id)).toEqual([`otlp-${sessionId}`]);
-      // Nothing of this session's telemetry went elsewhere: every other run is another session's.
+      // Nothing of this session's telemetry went elsewhere: every other run is another session's,
+      // but for Codex's metrics, which name no thread: its service's metrics run (below).
       const others = ol.runs().filter((r) => !SESSIONS.some(([, t]) => r.run_id.includes(idIn(t))));
-      expect(others.map((r) => r.run_id)).toEqual([]);
+      expect(others.map((r) => r.run_id)).toEqual(['otlp-metrics-codex_exec']);
 
       const fromTelemetry = new Map<string, Said>();
       for (const e of ol.read(runs[0]!.run_id))
@@ -301,6 +303,57 @@ describe('sessions the pinned CLIs wrote, through the importer', () => {
         }
       },
     );
+
+    it('every metric data point is an event: Claude Code’s in its session’s run, Codex’s in its service’s', () => {
+      const ol = svc.ctx.ledger();
+      type Pt = { attributes?: { key: string }[] };
+      type Body = {
+        resourceMetrics: { scopeMetrics: { metrics: Record<string, { dataPoints?: Pt[] }>[] }[] }[];
+      };
+      /** Points of a JSON body, counted here from the file (a metric with none counts as one). */
+      const pointsOf = (f: string): number => {
+        const raw = readFileSync(path.join(FIX, f));
+        const body = JSON.parse((f.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8')) as Body;
+        let n = 0;
+        for (const rm of body.resourceMetrics)
+          for (const sm of rm.scopeMetrics)
+            for (const m of sm.metrics) {
+              const data = Object.values(m).find((v) => typeof v === 'object' && v !== null);
+              n += Math.max(1, data?.dataPoints?.length ?? 0);
+            }
+        return n;
+      };
+      const metricsIn = (run: string) => ol.read(run).filter((e) => e.kind === 'otel_metric');
+      const claude = manifest.sessions['claude-code-json']!;
+      const claudeRun = `otlp-${idIn(claude)}`;
+      const sent = claude.otlp.filter((f) => f.includes('-metrics.')).reduce((n, f) => n + pointsOf(f), 0);
+      expect(sent).toBeGreaterThan(5);
+      expect(metricsIn(claudeRun)).toHaveLength(sent);
+      const tokens = metricsIn(claudeRun).filter((e) => e.payload.metric === 'claude_code.token.usage');
+      expect(tokens.length).toBeGreaterThan(0);
+      for (const e of tokens) {
+        expect(e.payload).toMatchObject({
+          unit: 'tokens',
+          type: 'sum',
+          attributes: { 'session.id': idIn(claude) },
+        });
+        expect(typeof e.payload.value).toBe('number');
+        expect(e.at).toMatch(/^2026-/);
+      }
+      // Codex's metrics, both sessions' bodies, in one run of its service: none is lost.
+      const codexSent = ['codex-json', 'codex-proto'].flatMap((n) =>
+        manifest.sessions[n]!.otlp.filter((f) => f.includes('-metrics.')),
+      );
+      const codexRun = metricsIn('otlp-metrics-codex_exec');
+      expect(codexRun.length).toBeGreaterThan(pointsOf(codexSent.find((f) => f.includes('.json'))!));
+      const hist = codexRun.find((e) => e.payload.type === 'histogram')!;
+      expect(hist.payload.value).toMatchObject({
+        count: expect.any(Number),
+        bucket_counts: expect.any(Array),
+      });
+      // A metric names no tool call: the state of the session's run is what it was.
+      expect(stateAt(ol, claudeRun, ol.run(claudeRun)!.head_seq).state.unknown.kinds.otel_metric).toBe(sent);
+    });
 
     it('no credential in the receiver’s ledger', () => {
       const dir = path.join(tmpOf(), 'otlp', '.proofloop');

@@ -160,7 +160,7 @@ function viaToObject(signal: Signal, body: Buffer): unknown {
   const req = T.toObject(T.decode(body), { longs: String, bytes: String, enums: Number });
   if (signal === 'traces') return { signal, records: json.spansOf(req) };
   if (signal === 'logs') return { signal, records: json.logsOf(req) };
-  return { signal, points: json.countPoints(req) };
+  return { signal, records: json.metricsOf(req) };
 }
 
 function same(signal: Signal, req: Json): void {
@@ -171,6 +171,84 @@ function same(signal: Signal, req: Json): void {
     outcome(() => decodeRequest(signal, Buffer.from(JSON.stringify(req)), 'json'), true),
   );
 }
+
+/** One metric of each type, as an exporter sends them (OTLP JSON mapping). */
+const METRICS = {
+  resourceMetrics: [
+    {
+      resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] },
+      scopeMetrics: [
+        {
+          scope: { name: 'com.anthropic.claude_code' },
+          metrics: [
+            {
+              name: 'tokens',
+              unit: 'tokens',
+              sum: {
+                aggregationTemporality: 2,
+                isMonotonic: true,
+                dataPoints: ['input', 'output'].map((type, i) => ({
+                  attributes: [
+                    { key: 'session.id', value: { stringValue: 's1' } },
+                    { key: 'type', value: { stringValue: type } },
+                  ],
+                  startTimeUnixNano: '1690000000000000000',
+                  timeUnixNano: '1700000000000000000',
+                  asInt: String([120, 30][i]),
+                })),
+              },
+            },
+            {
+              name: 'cost',
+              unit: 'USD',
+              gauge: { dataPoints: [{ timeUnixNano: '1700000000000000001', asDouble: 0.25 }] },
+            },
+            {
+              name: 'latency',
+              unit: 'ms',
+              histogram: {
+                aggregationTemporality: 1,
+                dataPoints: [
+                  {
+                    timeUnixNano: '1700000000000000002',
+                    count: '3',
+                    sum: 12.5,
+                    min: 1,
+                    max: 9,
+                    bucketCounts: ['1', '2'],
+                    explicitBounds: [5],
+                  },
+                ],
+              },
+            },
+            {
+              name: 'sizes',
+              exponentialHistogram: {
+                aggregationTemporality: 2,
+                dataPoints: [
+                  {
+                    count: '4',
+                    sum: 10,
+                    scale: 2,
+                    zeroCount: '1',
+                    positive: { offset: 1, bucketCounts: ['3'] },
+                  },
+                ],
+              },
+            },
+            {
+              name: 'q',
+              summary: {
+                dataPoints: [{ count: '2', sum: 3, quantileValues: [{ quantile: 0.5, value: 1.5 }] }],
+              },
+            },
+            { name: 'empty' },
+          ],
+        },
+      ],
+    },
+  ],
+};
 
 describe('OTLP protobuf read from its messages', () => {
   it('gives the records toObject and the JSON walk gave, and those of the same request in JSON', () => {
@@ -185,6 +263,43 @@ describe('OTLP protobuf read from its messages', () => {
     same('metrics', {
       resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: 'a' }, { name: 'b' }] }, {}] }],
     });
+    same('metrics', METRICS);
+  });
+
+  it('reads every metric data point of each type, the same from protobuf and JSON', () => {
+    const d = decodeRequest('metrics', toProtobuf('metrics', METRICS), 'protobuf');
+    expect(d).toStrictEqual(decodeRequest('metrics', Buffer.from(JSON.stringify(METRICS)), 'json'));
+    if (d.signal !== 'metrics') throw new Error('not metrics');
+    expect(
+      d.records.map((m) => [m.name, m.type, m.monotonic, m.temporality, m.attributes, m.value, m.timeNs]),
+    ).toEqual([
+      ['tokens', 'sum', true, 2, { 'session.id': 's1', type: 'input' }, 120, '1700000000000000000'],
+      ['tokens', 'sum', true, 2, { 'session.id': 's1', type: 'output' }, 30, '1700000000000000000'],
+      ['cost', 'gauge', null, null, {}, 0.25, '1700000000000000001'],
+      [
+        'latency',
+        'histogram',
+        null,
+        1,
+        {},
+        { count: 3, sum: 12.5, min: 1, max: 9, bucket_counts: [1, 2], explicit_bounds: [5] },
+        '1700000000000000002',
+      ],
+      [
+        'sizes',
+        'exponential_histogram',
+        null,
+        2,
+        {},
+        { count: 4, sum: 10, scale: 2, zero_count: 1, positive: { offset: 1, bucket_counts: [3] } },
+        '0',
+      ],
+      ['q', 'summary', null, null, {}, { count: 2, sum: 3, quantiles: [{ quantile: 0.5, value: 1.5 }] }, '0'],
+      // A metric with no data point is still a record.
+      ['empty', '', null, null, {}, null, '0'],
+    ]);
+    expect(d.records[0]!.resource).toEqual({ 'service.name': 'claude-code' });
+    expect(d.records[0]!.scope).toEqual({ name: 'com.anthropic.claude_code' });
   });
 
   it('refuses ids of the wrong size naming the field, as the JSON walk does', () => {
