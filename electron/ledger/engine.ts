@@ -1,8 +1,9 @@
 import type { NewEvent } from '../../shared/protocol';
 import type { RunState } from '../../shared/state';
 import type { CreateRunOptions, ImportedEvent } from './ledger';
-import type { ReadQuery, RunRow, StoredEvent } from './types';
-import { ChainVerifier, digestRunIdOf, type VerifyReport } from './verify';
+import { canonicalJson } from '../../shared/protocol';
+import type { Finding, ReadQuery, RunRow, StoredEvent } from './types';
+import { RunVerifier, digestRunIdOf, statedLinksOf, withRecorded, type VerifyReport } from './verify';
 
 /**
  * The ledger behind one asynchronous interface, whatever engine keeps it: the embedded SQLite
@@ -34,8 +35,14 @@ export interface LedgerEngine {
   /** The run's events after `afterSeq`, gap-free, at most `limit`: how a live view follows one run. */
   tail(runId: string, afterSeq: number, limit?: number): Promise<StoredEvent[]>;
   event(runId: string, seq: number): Promise<StoredEvent | undefined>;
-  /** Recomputes every digest and link of the run and compares the end with the run's head. */
+  /**
+   * Recomputes every digest and link of the run (past the source lines its import stated but did
+   * not store, meta.stated_links) and compares the end with the run's head; the problems recorded
+   * at its import come first (withRecorded): the verdict of `proofloop verify <run>`.
+   */
   verify(runId: string): Promise<VerifyReport>;
+  /** The problems recorded for the run when it was imported (bad lines, gaps), in the order found. */
+  findings(runId: string): Promise<Finding[]>;
   /** The state reconstructed at `seq` (nearest snapshot plus folds). */
   stateAt(runId: string, seq: number): Promise<{ seq: number; state: RunState; via: string }>;
 
@@ -51,6 +58,13 @@ export interface LedgerEngine {
    * head hash), else `conflict`. Their hashes are stored as given; they are not re-chained.
    */
   putChained(run: PortableRun, events: readonly ImportedEvent[]): Promise<void>;
+  /**
+   * What moves with a run besides its events (push, pull), in one transaction: its meta replaced
+   * when it differs (the id its digests cover, the lines its import stated), and each of its
+   * recorded findings not there yet (counted: a finding recorded twice is there twice). The run
+   * must exist. Returns what changed: nothing, the second time.
+   */
+  putRecord(run: PortableRun, findings: readonly Finding[]): Promise<{ meta: boolean; findings: number }>;
   /** Events of a run as stored (payload text, hash, carried digest, source), seq from..from+limit-1: what push and pull move. */
   readChained(runId: string, from: number, limit: number): Promise<ImportedEvent[]>;
 
@@ -140,33 +154,43 @@ function sourceMeta(s: NonNullable<StoredEvent['source']>): Record<string, unkno
 
 /** verify() of either engine: the run's events read in pages, checked as they come. */
 export async function verifyPaged(
-  engine: Pick<LedgerEngine, 'read'>,
+  engine: Pick<LedgerEngine, 'read' | 'findings'>,
   run: RunRow,
   page = 5000,
 ): Promise<VerifyReport> {
-  const v = new ChainVerifier(null, undefined, digestRunIdOf(run));
+  const v = new RunVerifier(run.run_id, {
+    expectedHead: { seq: run.head_seq, hash: run.head_hash },
+    digestRunId: digestRunIdOf(run),
+    statedLinks: statedLinksOf(run),
+  });
   for (let from = 1; ; from += page) {
     const events = await engine.read(run.run_id, { from, to: from + page - 1 });
     for (const e of events) v.push(e);
     if (events.length < page) break;
   }
-  const head = v.head;
-  if (head.seq !== run.head_seq || head.hash !== run.head_hash) {
-    v.findings.push({
-      code: 'head_mismatch',
-      file: null,
-      line: null,
-      seq: head.seq,
-      message: `run head is seq ${run.head_seq} ${run.head_hash.slice(0, 12)}…, events end at seq ${head.seq} ${head.hash.slice(0, 12)}…`,
-    });
+  return withRecorded(v.finish(), await engine.findings(run.run_id), run.chained);
+}
+
+/** A finding as compared between ledgers: every field but the run it belongs to. */
+export function findingKey(f: Finding): string {
+  return JSON.stringify([f.code, f.file, f.line, f.seq, f.message, f.excerpt ?? null]);
+}
+
+/** The findings of `want` that `have` lacks, counted (a finding twice in `want` and once in `have`: once). */
+export function missingFindings(want: readonly Finding[], have: readonly Finding[]): Finding[] {
+  const count = new Map<string, number>();
+  for (const f of have) count.set(findingKey(f), (count.get(findingKey(f)) ?? 0) + 1);
+  const out: Finding[] = [];
+  for (const f of want) {
+    const k = findingKey(f);
+    const n = count.get(k) ?? 0;
+    if (n > 0) count.set(k, n - 1);
+    else out.push(f);
   }
-  return {
-    ok: v.findings.length === 0,
-    run_id: run.run_id,
-    events: v.count,
-    head_seq: head.seq,
-    head_hash: head.hash,
-    chained: run.chained,
-    findings: v.findings,
-  };
+  return out;
+}
+
+/** Whether two metas say the same (compared as canonical JSON: key order does not matter). */
+export function sameMeta(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  return canonicalJson(a) === canonicalJson(b);
 }

@@ -7,7 +7,14 @@ export {
   type AppendListener,
 } from './ledger';
 export type { SerializedItems } from './append-source';
-export { ChainVerifier, digestRunIdOf, statedLinksOf, verifyEvents, type VerifyReport } from './verify';
+export {
+  ChainVerifier,
+  digestRunIdOf,
+  statedLinksOf,
+  verifyEvents,
+  withRecorded,
+  type VerifyReport,
+} from './verify';
 export { repairMirrors } from './mirror';
 export { ledgerPath } from './open';
 export * from './types';

@@ -2,11 +2,18 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
 import { appRoot } from '../paths';
 import path from 'node:path';
-import { sha256Hex } from '../crypto';
 import { ProofloopError } from '../../shared/result';
 import { foreignLedgerFile, hasForeignLedger, isForeignFolder } from './foreign';
 import { confine, mkdirConfined } from '../fs/confine';
-import { migrations as allMigrations, type Migration } from './migrations';
+import {
+  migrationHash,
+  migrationName,
+  migrationSql,
+  migrations as allMigrations,
+  pendingMigrations,
+  type AppliedMigration,
+  type Migration,
+} from './migrations';
 
 export type Db = Database.Database;
 
@@ -72,43 +79,35 @@ export function openDatabase(
   return db;
 }
 
+/**
+ * Brings the SQLite ledger to `migrations` (migrations.ts, the one list of both engines): a newer
+ * or edited migration is refused; pending ones are applied in one BEGIN IMMEDIATE transaction, which
+ * holds the database's write lock, and re-read under it, so two processes opening one new ledger
+ * never race a migration (the second waits, then finds nothing to do).
+ */
 export function migrate(db: Db, file: string, migrations: readonly Migration[]): void {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`);
-  const latest = migrations.at(-1)?.version ?? 0;
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > latest) {
-    throw new ProofloopError(
-      'invalid_input',
-      `${file} has schema version ${current}, newer than this ProofLoop knows (${latest}); upgrade ProofLoop`,
-    );
-  }
-  const applied = db.prepare('SELECT version, name, sha256 FROM schema_migrations').all() as {
-    version: number;
-    name: string;
-    sha256: string;
-  }[];
-  for (const a of applied) {
-    const m = migrations.find((x) => x.version === a.version);
-    if (m && sha256Hex(m.sql) !== a.sha256) {
-      throw new ProofloopError(
-        'invalid_input',
-        `${file}: migration ${a.version} (${a.name}) was edited after it was applied`,
-      );
-    }
-  }
-  const pending = migrations.filter((m) => m.version > current);
-  if (pending.length === 0) return;
+  const applied = () => {
+    const rows = db
+      .prepare('SELECT version, name, sha256 FROM schema_migrations')
+      .all() as AppliedMigration[];
+    // user_version says how far a ledger went (it is what ledgers before schema_migrations kept).
+    const current = db.pragma('user_version', { simple: true }) as number;
+    const latest = migrations.at(-1)?.version ?? 0;
+    if (current > latest && !rows.some((r) => r.version === current))
+      rows.push({ version: current, name: `schema ${current}`, sha256: '' });
+    return rows;
+  };
+  if (pendingMigrations(applied(), 'sqlite', file, migrations).length === 0) return;
   const run = db.transaction(() => {
-    // Re-read inside the write lock: another process may have migrated meanwhile.
-    const now = db.pragma('user_version', { simple: true }) as number;
-    for (const m of pending) {
-      if (m.version <= now) continue;
-      db.exec(m.sql);
+    for (const m of pendingMigrations(applied(), 'sqlite', file, migrations)) {
+      const sql = migrationSql(m, 'sqlite');
+      if (sql) db.exec(sql);
       db.prepare('INSERT INTO schema_migrations (version, name, sha256, applied_at) VALUES (?, ?, ?, ?)').run(
         m.version,
-        m.name,
-        sha256Hex(m.sql),
+        migrationName(m, 'sqlite'),
+        migrationHash(m, 'sqlite'),
         new Date().toISOString(),
       );
       db.pragma(`user_version = ${m.version}`);

@@ -8,13 +8,20 @@ export interface PushResult {
   events: number;
   head_seq: number;
   head_hash: string;
+  /** Recorded findings added there (those it lacked). */
+  findings: number;
+  /** Whether its meta there was replaced by this one's (it differed). */
+  meta: boolean;
 }
 
 const PAGE = 10_000;
+const NOTHING = { meta: false, findings: 0 };
 
 /**
  * Copies runs from one ledger to another as they are stored: the same seqs, payload bytes, hashes
- * and carried digests, so a run verifies the same in both (`proofloop push` and `pull`). A run
+ * and carried digests, and what its verify and inspection read besides (its meta: the id its
+ * digests cover, the source lines its import stated; its recorded findings), so a run verifies and
+ * inspects the same in both (`proofloop push` and `pull`). A run
  * already there is continued only when it is a prefix of this one (its head hash is this run's
  * hash at that seq): pushing twice is a no-op, and a run whose chain differs is refused by name.
  */
@@ -41,12 +48,16 @@ export async function pushRuns(
         );
       }
       if (dst.head_seq >= src.head_seq) {
+        const same = dst.head_seq === src.head_seq;
+        // A longer run there keeps its own record: this one's is of a prefix.
+        const rec = same ? await to.putRecord(portableRun(src), await from.findings(id)) : NOTHING;
         out.push({
           run_id: id,
-          action: dst.head_seq === src.head_seq ? 'same' : 'ahead',
+          action: same ? 'same' : 'ahead',
           events: 0,
           head_seq: dst.head_seq,
           head_hash: dst.head_hash,
+          ...rec,
         });
         continue;
       }
@@ -56,11 +67,13 @@ export async function pushRuns(
     const run = portableRun(src);
     let n = 0;
     if (!dst) await to.putChained(run, []);
-    for (let seq = start; seq <= src.head_seq; seq += PAGE) {
+    // From the last seq read on: an imported run may lack seqs (lines that were no event).
+    for (let seq = start; seq <= src.head_seq;) {
       const events = await from.readChained(id, seq, PAGE);
       if (events.length === 0) break;
       await to.putChained(run, events);
       n += events.length;
+      seq = events[events.length - 1]!.seq + 1;
     }
     const after = await to.run(id);
     if (after?.head_hash !== src.head_hash || after.head_seq !== src.head_seq) {
@@ -69,7 +82,8 @@ export async function pushRuns(
         `run ${id}: after the copy its head at ${to.location} is seq ${after?.head_seq}, not seq ${src.head_seq} as here`,
       );
     }
-    out.push({ run_id: id, action, events: n, head_seq: src.head_seq, head_hash: src.head_hash });
+    const rec = await to.putRecord(run, await from.findings(id));
+    out.push({ run_id: id, action, events: n, head_seq: src.head_seq, head_hash: src.head_hash, ...rec });
   }
   return out;
 }

@@ -4,6 +4,8 @@ import { stateAt } from '../state/snapshots';
 import { ID_RANGE, idRange } from './event-ids';
 import { Ledger, type CreateRunOptions, type ImportedEvent, type RunWriter } from './ledger';
 import {
+  missingFindings,
+  sameMeta,
   verifyPaged,
   type EngineWriter,
   type EngineWriterOptions,
@@ -11,7 +13,7 @@ import {
   type LedgerEngine,
   type PortableRun,
 } from './engine';
-import type { ReadQuery, RunRow, StoredEvent } from './types';
+import type { Finding, ReadQuery, RunRow, StoredEvent } from './types';
 import type { VerifyReport } from './verify';
 
 /**
@@ -67,6 +69,30 @@ export class SqliteEngine implements LedgerEngine {
     const run = this.ledger.run(runId);
     if (!run) throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
     return verifyPaged(this, run);
+  }
+
+  findings(runId: string): Promise<Finding[]> {
+    return call(() => this.ledger.findings(runId).map((f) => ({ ...f, run_id: runId })));
+  }
+
+  putRecord(run: PortableRun, findings: readonly Finding[]): Promise<{ meta: boolean; findings: number }> {
+    return call(() => {
+      const l = this.ledger;
+      return l.db
+        .transaction(() => {
+          const row = l.run(run.run_id);
+          if (!row) throw new ProofloopError('not_found', `no run ${run.run_id} in ${this.location}`);
+          const meta = !sameMeta(row.meta, run.meta);
+          if (meta)
+            l.db
+              .prepare('UPDATE runs SET meta = ? WHERE run_id = ?')
+              .run(JSON.stringify(run.meta), run.run_id);
+          const add = missingFindings(findings, l.findings(run.run_id));
+          if (add.length > 0) l.addFindings(run.run_id, add);
+          return { meta, findings: add.length };
+        })
+        .immediate();
+    });
   }
 
   stateAt(runId: string, seq: number) {

@@ -104,53 +104,94 @@ export class ChainVerifier {
   }
 }
 
-export function verifyEvents(
-  runId: string,
-  events: Iterable<LedgerEvent & { redacted?: boolean }>,
-  opts: {
-    file?: string | null;
-    expectedHead?: { seq: number; hash: string };
-    /** See ChainVerifier. */
-    digestRunId?: string | null;
-    /** Lines of the run's source that are no stored event, by the chain fields they state (statedLinksOf). */
-    statedLinks?: readonly StatedLink[];
-  } = {},
-): VerifyReport {
-  const v = new ChainVerifier(opts.file ?? null, undefined, opts.digestRunId ?? null);
-  const links = opts.statedLinks ?? [];
-  let li = 0;
-  for (const e of events) {
+export interface VerifyOptions {
+  file?: string | null;
+  expectedHead?: { seq: number; hash: string };
+  /** See ChainVerifier. */
+  digestRunId?: string | null;
+  /** Lines of the run's source that are no stored event, by the chain fields they state (statedLinksOf). */
+  statedLinks?: readonly StatedLink[];
+}
+
+/**
+ * A run's events checked as they come (in seq order, in one go or page by page), with the lines
+ * its import stated but did not store: what verifyEvents does over an iterable, for a reader that
+ * gets its events a page at a time (engine.ts, verifyPaged).
+ */
+export class RunVerifier {
+  private readonly v: ChainVerifier;
+  private readonly links: readonly StatedLink[];
+  private li = 0;
+  constructor(
+    private readonly runId: string,
+    private readonly opts: VerifyOptions = {},
+  ) {
+    this.v = new ChainVerifier(opts.file ?? null, undefined, opts.digestRunId ?? null);
+    this.links = opts.statedLinks ?? [];
+  }
+
+  push(e: LedgerEvent & { redacted?: boolean }): void {
     let linked = false;
-    for (; li < links.length && links[li]!.seq < e.seq; li++) {
-      const l = links[li]!;
-      v.link(l.seq, l.prev, l.hash);
+    for (; this.li < this.links.length && this.links[this.li]!.seq < e.seq; this.li++) {
+      const l = this.links[this.li]!;
+      this.v.link(l.seq, l.prev, l.hash);
       linked = true;
     }
     // A stored event's prev is the hash of the stored event before it: past a stated link, the
     // event links to the hash that line states.
-    v.push(linked ? { ...e, prev: v.head.hash } : e);
+    this.v.push(linked ? { ...e, prev: this.v.head.hash } : e);
   }
-  // Links past the last stored event link nothing stored to them (the run's head is that event);
-  // the import checked their own link back.
-  const head = v.head;
-  if (opts.expectedHead && (opts.expectedHead.seq !== head.seq || opts.expectedHead.hash !== head.hash)) {
-    v.findings.push({
-      code: 'head_mismatch',
-      file: opts.file ?? null,
-      line: null,
-      seq: head.seq,
-      message: `run head is seq ${opts.expectedHead.seq} ${opts.expectedHead.hash.slice(0, 12)}…, events end at seq ${head.seq} ${head.hash.slice(0, 12)}…`,
-    });
+
+  finish(): VerifyReport {
+    // Links past the last stored event link nothing stored to them (the run's head is that event);
+    // the import checked their own link back.
+    const { v, opts } = this;
+    const head = v.head;
+    if (opts.expectedHead && (opts.expectedHead.seq !== head.seq || opts.expectedHead.hash !== head.hash)) {
+      v.findings.push({
+        code: 'head_mismatch',
+        file: opts.file ?? null,
+        line: null,
+        seq: head.seq,
+        message: `run head is seq ${opts.expectedHead.seq} ${opts.expectedHead.hash.slice(0, 12)}…, events end at seq ${head.seq} ${head.hash.slice(0, 12)}…`,
+      });
+    }
+    return {
+      ok: v.findings.length === 0,
+      run_id: this.runId,
+      events: v.count,
+      head_seq: head.seq,
+      head_hash: head.hash,
+      chained: true,
+      findings: v.findings,
+    };
   }
-  return {
-    ok: v.findings.length === 0,
-    run_id: runId,
-    events: v.count,
-    head_seq: head.seq,
-    head_hash: head.hash,
-    chained: true,
-    findings: v.findings,
-  };
+}
+
+export function verifyEvents(
+  runId: string,
+  events: Iterable<LedgerEvent & { redacted?: boolean }>,
+  opts: VerifyOptions = {},
+): VerifyReport {
+  const r = new RunVerifier(runId, opts);
+  for (const e of events) r.push(e);
+  return r.finish();
+}
+
+/**
+ * A stored run's verdict: the problems recorded when it was imported (the findings table) first,
+ * then what checking its stored events found that they do not already say (an imported gap or
+ * broken link shows up again when the stored events are checked: said once). The one rule of
+ * `proofloop verify <run>` on either engine.
+ */
+export function withRecorded(
+  report: VerifyReport,
+  recorded: readonly Finding[],
+  chained: boolean,
+): VerifyReport {
+  const known = new Set(recorded.map((f) => `${f.code}@${f.seq}`));
+  const findings = [...recorded, ...report.findings.filter((f) => !known.has(`${f.code}@${f.seq}`))];
+  return { ...report, chained, ok: findings.length === 0, findings };
 }
 
 /** A line that is no stored event, by the chain fields it states (a ProofLoop line too deep to parse). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ledger } from '../../electron/ledger';
 import { SqliteEngine } from '../../electron/ledger/sqlite-engine';
@@ -14,6 +14,7 @@ import { ZERO_HASH } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import { clusterForFile } from './helpers/pg-cluster';
 import { homeForFile, perTest, repoRoot } from './helpers/tmp';
+import { chainedDeep } from './helpers/trust-cases';
 
 /**
  * One suite, both engines: what the ledger promises (electron/ledger/engine.ts) holds for the
@@ -256,6 +257,64 @@ describe.each(engines)('ledger engine: %s', (name, make, skip) => {
         local.read(r.run_id).map((x) => x.payload),
       );
     }
+  });
+
+  test("a run's findings and meta move with it: it verifies and reads the same on both ledgers, and again after pull", async () => {
+    // An imported chained file whose line 2 nests too deep to check: the run stores seqs 1, 3 and 4,
+    // records an invalid_event finding, and states line 2's chain fields (meta.stated_links), by
+    // which seq 3 links on. Without its findings and meta a copy would verify otherwise.
+    const dir = folder();
+    mkdirSync(path.join(dir, 'deep'), { recursive: true });
+    writeFileSync(path.join(dir, 'deep', 'events.jsonl'), chainedDeep('deep0', 4, 2, 5000, 'objects'));
+    const local = Ledger.open(dir);
+    later(() => local.close());
+    await ingestFile(local, path.join(dir, 'deep', 'events.jsonl'));
+    const from = new SqliteEngine(local);
+    const here = await from.verify('deep0');
+    expect(here.ok).toBe(false);
+    expect(here.findings.map((f) => [f.code, f.line])).toEqual([['invalid_event', 2]]);
+    expect(local.read('deep0').map((x) => x.seq)).toEqual([1, 3, 4]);
+
+    const e = await open(make);
+    const [first] = await pushRuns(from, e, ['deep0']);
+    expect(first).toMatchObject({ action: 'copied', events: 3, findings: 1 });
+    expect(await e.verify('deep0')).toEqual(here);
+    expect(await e.findings('deep0')).toEqual(await from.findings('deep0'));
+    const there = (await e.run('deep0'))!;
+    expect(there.meta).toEqual(local.run('deep0')!.meta);
+    expect(there.findings).toBe(1);
+
+    // Twice: nothing moves.
+    expect((await pushRuns(from, e, ['deep0']))[0]).toMatchObject({
+      action: 'same',
+      findings: 0,
+      meta: false,
+    });
+    expect(await e.findings('deep0')).toHaveLength(1);
+
+    // What a later pass records (a finding, a meta change) moves on the next push, once.
+    local.addFindings('deep0', [
+      { code: 'file_rewritten', file: 'deep/events.jsonl', line: 3, seq: null, message: 'line 3 changed' },
+    ]);
+    local.db.prepare(`UPDATE runs SET meta = json_set(meta, '$.note', 'later') WHERE run_id = 'deep0'`).run();
+    expect((await pushRuns(from, e, ['deep0']))[0]).toMatchObject({
+      action: 'same',
+      findings: 1,
+      meta: true,
+    });
+    expect((await pushRuns(from, e, ['deep0']))[0]).toMatchObject({ findings: 0, meta: false });
+    const again = await from.verify('deep0');
+    expect(again.findings.map((f) => f.code)).toEqual(['invalid_event', 'file_rewritten']);
+    expect(await e.verify('deep0')).toEqual(again);
+    expect((await e.run('deep0'))!.meta).toEqual(local.run('deep0')!.meta);
+
+    // Pulled into another folder: the same verdict, findings and meta.
+    const back = new SqliteEngine(folder());
+    later(() => void back.close());
+    expect((await pushRuns(e, back, ['deep0']))[0]).toMatchObject({ action: 'copied', findings: 2 });
+    expect(await back.verify('deep0')).toEqual(again);
+    expect(await back.findings('deep0')).toEqual(await from.findings('deep0'));
+    expect((await back.run('deep0'))!.meta).toEqual(local.run('deep0')!.meta);
   });
 
   test('a runner run and OTLP spans written to a folder move in with their digests and verify the same', async () => {

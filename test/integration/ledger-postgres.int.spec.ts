@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { PostgresEngine } from '../../electron/ledger/postgres/engine';
+import { COPY_FROM } from '../../electron/ledger/postgres/writer';
+import { migratePg } from '../../electron/ledger/postgres/migrate';
+import { migrationHash, migrationName, migrations } from '../../electron/ledger/migrations';
 import { clusterForFile } from './helpers/pg-cluster';
 
 /** What only the PostgreSQL engine has: triggers, roles, the head check, the migration check. */
@@ -54,6 +57,12 @@ describe('PostgreSQL ledger: append-only, roles, migrations', () => {
           `INSERT INTO events (run_no, seq, kind, v, at, payload, hash) SELECT run_no, 3, 'x', 1, 'now', '\\x7b7d', '\\x${'00'.repeat(32)}' FROM runs`,
         ),
       ).rejects.toThrow(/run r event seq 3 is past its head seq 2/);
+      // An event of no run (no foreign key since migration 5: the statement trigger checks it).
+      await expect(
+        c.query(
+          `INSERT INTO events (run_no, seq, kind, v, at, payload, hash) VALUES (999, 1, 'x', 1, 'now', '\\x7b7d', '\\x${'00'.repeat(32)}')`,
+        ),
+      ).rejects.toThrow(/events of run_no 999 name no run/);
       const n = await c.query<{ n: string }>('SELECT count(*) AS n FROM events');
       expect(Number(n.rows[0]!.n)).toBe(2);
     });
@@ -82,7 +91,9 @@ describe('PostgreSQL ledger: append-only, roles, migrations', () => {
       );
       await expect(alice.q('DELETE FROM events')).rejects.toThrow(/permission denied for table events/);
       await expect(alice.q('TRUNCATE events')).rejects.toThrow(/permission denied/);
-      await expect(alice.q(`UPDATE runs SET meta = '{}'`)).rejects.toThrow(/permission denied/);
+      // A run's meta moves with it by push (migration 5); its seq, head and source stay the ledger's.
+      await expect(alice.q(`UPDATE runs SET source = 'bundle'`)).rejects.toThrow(/permission denied/);
+      await expect(alice.q(`UPDATE runs SET run_id = 'x'`)).rejects.toThrow(/permission denied/);
       await expect(alice.q('DROP TABLE events')).rejects.toThrow(/must be owner/);
     } finally {
       await alice.close();
@@ -97,6 +108,66 @@ describe('PostgreSQL ledger: append-only, roles, migrations', () => {
     } finally {
       await bob.close();
     }
+  });
+
+  test(`a large append (COPY_FROM events or more: the head moved, then COPY) chains like a small one; a writer that lost its lease is refused at one and stores nothing`, async () => {
+    const url = await pgc.db();
+    const e = await PostgresEngine.connect(url);
+    try {
+      const items = (n: number, from: number) =>
+        Array.from({ length: n }, (_, i) => ({
+          kind: 'model_proposed',
+          payload: {
+            call_id: `c${from + i}`,
+            tool: 'read_file',
+            args: { path: `é/${from + i}.py` },
+            tokens: i,
+          },
+        }));
+      const w = await e.writer('big', { create: {}, leaseMs: 300 });
+      await w.appendBatch([
+        { kind: 'run_started', payload: { task_id: 't', goal: 'g', agent: { name: 'sim' } } },
+      ]);
+      const big = await w.appendBatch(items(COPY_FROM + 50, 1));
+      expect(big.map((x) => x.seq)).toEqual(Array.from({ length: COPY_FROM + 50 }, (_, i) => i + 2));
+      await w.appendBatch(items(3, 1000));
+      expect(await e.verify('big')).toMatchObject({ ok: true, events: COPY_FROM + 54 });
+      expect((await e.read('big', { from: 2, to: 2 }))[0]!.payload).toEqual(items(1, 1)[0]!.payload);
+
+      // Frozen past its lease (its renewal timer stopped as a frozen process's would), taken over.
+      (w as unknown as { timer: NodeJS.Timeout }).timer.unref();
+      clearInterval((w as unknown as { timer: NodeJS.Timeout }).timer);
+      await new Promise((r) => setTimeout(r, 450));
+      const w2 = await e.writer('big', { leaseMs: 10_000 });
+      await expect(w.appendBatch(items(COPY_FROM, 2000))).rejects.toThrow(
+        new RegExp(`lost its lock: its lease \\(fence ${w.fence}\\) was taken by another writer`),
+      );
+      const head = (await e.run('big'))!;
+      expect(head.head_seq).toBe(COPY_FROM + 54);
+      await w2.appendBatch(items(COPY_FROM, 3000));
+      await w2.close();
+      expect(await e.verify('big')).toMatchObject({ ok: true, events: 2 * COPY_FROM + 54 });
+    } finally {
+      await e.close();
+    }
+  });
+
+  test('a database migrated by the former list (PostgreSQL 1-3) opens: the rest of the one list is applied under the lock', async () => {
+    const url = await pgc.db();
+    await withClient(url, (c) => migratePg(c, 'former', migrations.slice(0, 3)));
+    await seeded(url);
+    const rows = await withClient(url, (c) =>
+      c.query<{ version: number; name: string; sha256: string }>(
+        'SELECT version, name, sha256 FROM schema_migrations ORDER BY version',
+      ),
+    );
+    expect(rows.rows.map((r) => [r.version, r.name])).toEqual(
+      migrations.map((m) => [m.version, migrationName(m, 'postgres')]),
+    );
+    expect(rows.rows.map((r) => r.sha256)).toEqual(migrations.map((m) => migrationHash(m, 'postgres')));
+    const e = await PostgresEngine.connect(url);
+    expect((await e.verify('r')).ok).toBe(true);
+    await e.close();
   });
 
   test('a migration edited after it was applied is refused by name', async () => {

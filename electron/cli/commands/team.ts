@@ -156,7 +156,11 @@ export function registerTeamCommands(program: Command, ctx: CliContext): void {
 }
 
 function describe(r: PushResult, where: string): string {
-  const head = `head seq ${r.head_seq} ${r.head_hash.slice(0, 16)}…`;
+  const record = [
+    r.findings > 0 ? `${r.findings} finding${r.findings === 1 ? '' : 's'} added` : '',
+    r.meta ? 'meta updated' : '',
+  ].filter(Boolean);
+  const head = `head seq ${r.head_seq} ${r.head_hash.slice(0, 16)}…${record.length > 0 ? ` (${record.join(', ')})` : ''}`;
   switch (r.action) {
     case 'copied':
       return `copied ${r.run_id}: ${r.events} events to ${where}, ${head}`;

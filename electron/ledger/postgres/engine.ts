@@ -1,4 +1,7 @@
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { ZERO_HASH } from '../../../shared/protocol';
 import { ProofloopError } from '../../../shared/result';
 import {
@@ -11,6 +14,8 @@ import {
 import { SNAPSHOT_EVERY, decodeState, encodeState } from '../../state/snapshots';
 import { importedFacts } from '../run-facts';
 import {
+  missingFindings,
+  sameMeta,
   verifyPaged,
   type EngineWriter,
   type EngineWriterOptions,
@@ -19,12 +24,12 @@ import {
   type PortableRun,
 } from '../engine';
 import type { CreateRunOptions, ImportedEvent } from '../ledger';
-import type { ReadQuery, RunRow, RunSource, StoredEvent } from '../types';
+import type { Finding, FindingCode, ReadQuery, RunRow, RunSource, StoredEvent } from '../types';
 import type { VerifyReport } from '../verify';
 import { migratePg } from './migrate';
-import { pgMigrations } from './migrations';
 import { PgWriter } from './writer';
 import { dict } from '../../../shared/dict.js';
+import { encodeCopyBinary } from './copy-binary';
 
 const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
@@ -97,7 +102,7 @@ export class PostgresEngine implements LedgerEngine {
       throw new ProofloopError('io', `cannot reach the ledger at ${e.location}: ${(err as Error).message}`);
     }
     try {
-      await migratePg(client, e.location, pgMigrations);
+      await migratePg(client, e.location);
     } finally {
       client.release();
     }
@@ -197,6 +202,76 @@ export class PostgresEngine implements LedgerEngine {
     return verifyPaged(this, run);
   }
 
+  async findings(runId: string): Promise<Finding[]> {
+    const r = await this.q<{
+      file: string | null;
+      line: number | null;
+      seq: number | null;
+      code: string;
+      message: string;
+      excerpt: string | null;
+    }>('SELECT file, line, seq, code, message, excerpt FROM findings WHERE run_id = $1 ORDER BY id', [runId]);
+    return r.rows.map((f) => ({
+      code: f.code as FindingCode,
+      file: f.file,
+      line: f.line,
+      seq: f.seq,
+      message: f.message,
+      run_id: runId,
+      excerpt: f.excerpt,
+    }));
+  }
+
+  async putRecord(
+    run: PortableRun,
+    findings: readonly Finding[],
+  ): Promise<{ meta: boolean; findings: number }> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // The run's row lock orders two pushes of one run: the second sees what the first added.
+      const r = await client.query<{ meta: string }>('SELECT meta FROM runs WHERE run_id = $1 FOR UPDATE', [
+        run.run_id,
+      ]);
+      const row = r.rows[0];
+      if (!row) throw new ProofloopError('not_found', `no run ${run.run_id} in ${this.location}`);
+      const meta = !sameMeta(JSON.parse(row.meta) as Record<string, unknown>, run.meta);
+      if (meta)
+        await client.query('UPDATE runs SET meta = $2 WHERE run_id = $1', [
+          run.run_id,
+          JSON.stringify(run.meta),
+        ]);
+      const have = await client.query<Finding>(
+        'SELECT code, file, line, seq, message, excerpt FROM findings WHERE run_id = $1 ORDER BY id',
+        [run.run_id],
+      );
+      const add = missingFindings(findings, have.rows);
+      if (add.length > 0) {
+        await client.query(
+          `INSERT INTO findings (run_id, file, line, seq, code, message, excerpt)
+           SELECT $1, f, l, s, c, m, x FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[])
+             WITH ORDINALITY AS u(f, l, s, c, m, x, i) ORDER BY i`,
+          [
+            run.run_id,
+            add.map((f) => f.file),
+            add.map((f) => f.line),
+            add.map((f) => f.seq),
+            add.map((f) => f.code),
+            add.map((f) => f.message),
+            add.map((f) => f.excerpt ?? null),
+          ],
+        );
+      }
+      await client.query('COMMIT');
+      return { meta, findings: add.length };
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw asLedgerError(e, this.location);
+    } finally {
+      client.release();
+    }
+  }
+
   private runNos = new Map<string, number>();
   async runNo(runId: string): Promise<number | undefined> {
     const known = this.runNos.get(runId);
@@ -210,68 +285,57 @@ export class PostgresEngine implements LedgerEngine {
   /**
    * The nearest stored snapshot ≤ seq, then the events after it folded; snapshots met on the way
    * at multiples of SNAPSHOT_EVERY are stored (a cache: a reader role, which may not, goes without).
+   * One round trip when a snapshot is near (STATE_SQL: the run, its snapshot and the events after
+   * it); a longer fold reads on in pages.
    */
   async stateAt(runId: string, seq: number): Promise<{ seq: number; state: RunState; via: string }> {
-    // One round trip for the head and the nearest snapshot (the runs list's query counts findings).
-    const head = await this.q<{
-      run_no: number;
-      head_seq: number;
-      format: string;
-      seq: number | null;
-      state: string | null;
-    }>(
-      `SELECT r.run_no, r.head_seq, r.format, s.seq, s.state FROM runs r
-         LEFT JOIN LATERAL (SELECT seq, state FROM snapshots
-                             WHERE run_no = r.run_no AND version = $2 AND seq <= LEAST($3, r.head_seq)
-                             ORDER BY seq DESC LIMIT 1) s ON true
-        WHERE r.run_id = $1`,
-      [runId, PROJECTION_VERSION, Math.max(0, seq)],
-    );
-    const run = head.rows[0];
-    if (!run) throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
-    const no = run.run_no;
-    const target = Math.max(0, Math.min(seq, run.head_seq));
-    const snap = { rows: run.seq !== null && run.state !== null ? [{ seq: run.seq, state: run.state }] : [] };
+    const first = await this.q<StateRow>(STATE_SQL, [runId, PROJECTION_VERSION, Math.max(0, seq), FOLD_PAGE]);
+    const header = first.rows[0];
+    if (!header || header.seq !== -1)
+      throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
+    const headSeq = Number(header.source);
+    const fmt = header.kind;
+    const target = Math.max(0, Math.min(seq, headSeq));
     let state: RunState = initialState(runId);
-    let from = 1;
+    let done = 0;
     let via = 'fold';
-    if (snap.rows[0]) {
-      state = decodeState(snap.rows[0].state);
-      from = snap.rows[0].seq + 1;
+    if (header.at !== null && header.payload !== null) {
+      state = decodeState(header.payload.toString('utf8'));
+      done = Number(header.at);
       via = 'snapshot';
     }
-    const fmt = run.format;
     const toStore: { seq: number; state: string }[] = [];
-    for (let lo = from; lo <= target; lo += 5000) {
-      const rows = await this.q<{
-        seq: number;
-        kind: string;
-        v: number;
-        at: string;
-        payload: Buffer;
-        source: string | null;
-      }>(
-        'SELECT seq, kind, v, at, payload, source FROM events WHERE run_no = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq',
-        [no, lo, Math.min(target, lo + 4999)],
-      );
-      for (const r of rows.rows) {
+    const fold = (rows: readonly StateRow[]) => {
+      for (const r of rows) {
         const e: FoldEvent = {
           seq: r.seq,
           run_id: runId,
           kind: r.kind,
-          v: r.v,
-          at: r.at,
-          payload: JSON.parse(r.payload.toString('utf8')) as Record<string, unknown>,
+          v: r.v!,
+          at: r.at!,
+          payload: JSON.parse(r.payload!.toString('utf8')) as Record<string, unknown>,
         };
         if (fmt !== 'proofloop') {
           e.fmt = fmt;
           if (r.source !== null) e.source = JSON.parse(r.source) as FoldEvent['source'];
         }
         state = evolve(state, e);
+        done = r.seq;
         if (r.seq % SNAPSHOT_EVERY === 0) toStore.push({ seq: r.seq, state: encodeState(state) });
       }
+    };
+    fold(first.rows.slice(1));
+    while (done < target) {
+      const no = await this.runNo(runId);
+      const rows = await this.q<StateRow>(
+        'SELECT seq, kind, v, at, payload, source FROM events WHERE run_no = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq',
+        [no, done + 1, Math.min(target, done + FOLD_PAGE)],
+      );
+      if (rows.rows.length === 0) break;
+      fold(rows.rows);
     }
     if (toStore.length > 0) {
+      const no = await this.runNo(runId);
       await this.q(
         `INSERT INTO snapshots (run_no, seq, version, state)
          SELECT $1, s, $2, t FROM unnest($3::bigint[], $4::text[]) AS u(s, t) ON CONFLICT DO NOTHING`,
@@ -405,34 +469,81 @@ export class PostgresEngine implements LedgerEngine {
   }
 }
 
-/** Inserts stored events of one run as given (putChained): one statement over arrays. */
+/** Streams `rows` (encoded for `sql`, a COPY … FROM STDIN) on `client`; the rows the server stored. */
+export async function copyInto(client: pg.ClientBase, sql: string, rows: Buffer): Promise<number> {
+  const stream = client.query(copyFrom(sql));
+  await pipeline(Readable.from([rows]), stream);
+  return Number(stream.rowCount);
+}
+
+/** Inserts stored events of one run as given (putChained), by binary COPY. */
 async function insertRows(
   client: pg.ClientBase,
   runNo: number,
   events: readonly ImportedEvent[],
 ): Promise<void> {
-  for (let i = 0; i < events.length; i += 10_000) {
-    const part = events.slice(i, i + 10_000);
-    await client.query(
-      `INSERT INTO events (run_no, seq, kind, v, at, payload, hash, digest, line, source)
-       SELECT $1, s, k, v, a, convert_to(p, 'UTF8'), decode(h, 'hex'), decode(d, 'hex'), l, src
-         FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::text[])
-           AS u(s, k, v, a, p, h, d, l, src)`,
-      [
-        runNo,
-        part.map((e) => e.seq),
-        part.map((e) => e.kind),
-        part.map((e) => e.v),
-        part.map((e) => e.at),
-        part.map((e) => e.payloadJson),
-        part.map((e) => e.hash),
-        part.map((e) => e.digest ?? null),
-        part.map((e) => e.line ?? null),
-        part.map((e) => e.source ?? null),
-      ],
-    );
-  }
+  const n = events.length;
+  const rows = encodeCopyBinary(
+    [
+      { type: 'int8', values: new Array<number>(n).fill(runNo) },
+      { type: 'int8', values: events.map((e) => e.seq) },
+      { type: 'text', values: events.map((e) => e.kind) },
+      { type: 'int4', values: events.map((e) => e.v) },
+      { type: 'text', values: events.map((e) => e.at) },
+      { type: 'bytea', values: events.map((e) => Buffer.from(e.payloadJson, 'utf8')) },
+      { type: 'bytea', values: events.map((e) => hexBytes(e.hash, 'hash', e.seq)) },
+      { type: 'bytea', values: events.map((e) => (e.digest ? hexBytes(e.digest, 'digest', e.seq) : null)) },
+      { type: 'int8', values: events.map((e) => e.line ?? null) },
+      { type: 'text', values: events.map((e) => e.source ?? null) },
+    ],
+    n,
+  );
+  const stored = await copyInto(
+    client,
+    'COPY events (run_no, seq, kind, v, at, payload, hash, digest, line, source) FROM STDIN (FORMAT binary)',
+    rows,
+  );
+  if (stored !== n) throw new ProofloopError('io', `stored ${stored} of ${n} events`);
 }
+
+/** 32 bytes from 64 hex digits; anything else is refused by name (Buffer.from would drop bad digits). */
+function hexBytes(hex: string, what: string, seq: number): Buffer {
+  if (!/^[0-9a-f]{64}$/.test(hex))
+    throw new ProofloopError('bad_args', `seq ${seq}: ${what} is not 64 hex digits`);
+  return Buffer.from(hex, 'hex');
+}
+
+/** Events folded a round trip by stateAt. */
+const FOLD_PAGE = 5000;
+
+/** A row of STATE_SQL: the header (seq -1), then events. */
+interface StateRow {
+  seq: number;
+  kind: string;
+  v: number | null;
+  at: string | null;
+  payload: Buffer | null;
+  source: string | null;
+}
+
+/**
+ * The state at $3 of run $1 in one round trip: first a header row (seq -1: kind the run's format,
+ * source its head seq, at and payload the nearest snapshot's seq and state of projection $2, NULL
+ * without one), then up to $4 events after that snapshot, to $3 or the head. No run: no rows.
+ */
+const STATE_SQL = `WITH r AS (SELECT run_no, head_seq, format FROM runs WHERE run_id = $1),
+  s AS (SELECT sn.seq, sn.state FROM r, LATERAL (SELECT seq, state FROM snapshots
+          WHERE run_no = r.run_no AND version = $2 AND seq <= LEAST($3, r.head_seq) ORDER BY seq DESC LIMIT 1) sn)
+SELECT -1::bigint AS seq, r.format AS kind, NULL::int AS v, s.seq::text AS at,
+       convert_to(s.state, 'UTF8') AS payload, r.head_seq::text AS source
+  FROM r LEFT JOIN s ON true
+UNION ALL
+SELECT e.seq, e.kind, e.v, e.at, e.payload, e.source
+  FROM r, events e
+ WHERE e.run_no = r.run_no
+   AND e.seq > COALESCE((SELECT seq FROM s), 0)
+   AND e.seq <= LEAST($3, r.head_seq, COALESCE((SELECT seq FROM s), 0) + $4)
+ORDER BY seq`;
 
 const RUNS_SQL = `SELECT r.*, encode(r.head_hash, 'hex') AS head_hex, r.lease_until > now() AS leased,
   (SELECT COUNT(*) FROM findings f WHERE f.run_id = r.run_id)::int AS findings FROM runs r`;

@@ -8,9 +8,22 @@ import { runFacts } from '../run-facts';
 import { checkAfterEnd } from '../terminal';
 import type { EngineWriter } from '../engine';
 import type { StoredEvent } from '../types';
-import { asLedgerError, type PostgresEngine } from './engine';
+import { asLedgerError, copyInto, type PostgresEngine } from './engine';
+import { encodeCopyBinary } from './copy-binary';
 
 const HOST = hostname();
+
+/**
+ * Appends of this many events or more go by COPY in a transaction (copyAppend); fewer, by the one
+ * statement, which is one round trip where the transaction is four.
+ */
+export const COPY_FROM = 100;
+
+/** Moves the run's head from where this writer saw it, under its fence and an unexpired lease. */
+const MOVE_HEAD = `UPDATE runs SET head_seq = $5, head_hash = decode($6, 'hex'), last_at = $7, first_at = COALESCE(first_at, $8),
+  event_count = event_count + $9, status = COALESCE($10, status), task_id = COALESCE($11, task_id),
+  variant = COALESCE($12, variant), lease_until = now() + $13 * interval '1 millisecond'
+  WHERE run_no = $1 AND head_seq = $2 AND head_hash = decode($3, 'hex') AND lease_fence = $4 AND lease_until > now()`;
 
 /**
  * The one writer of a run on PostgreSQL. It holds the run by a lease (runs.lease_until) with a
@@ -19,12 +32,12 @@ const HOST = hostname();
  * and after leaseMs another writer may take the run; should the first come back, its next append
  * carries a fence that is no longer the run's and is refused.
  *
- * An append is ONE statement: the head row is moved from the (seq, hash) this writer last saw,
- * under its fence and an unexpired lease, and the events are inserted in the same statement. Two
- * writers on many machines cannot both move a head from one place (the row lock orders them, and
- * the second finds the head moved), so no chain forks and no seq is skipped; one statement
- * commits whole or not at all, so a writer killed mid-batch leaves its acknowledged appends and
- * nothing of the rest.
+ * An append is ONE transaction: the head row is moved from the (seq, hash) this writer last saw,
+ * under its fence and an unexpired lease, and the events are inserted in the same transaction (a
+ * small append: one statement doing both; a large one: the update, then COPY). Two writers on many
+ * machines cannot both move a head from one place (the row lock orders them, and the second finds
+ * the head moved), so no chain forks and no seq is skipped; a transaction commits whole or not at
+ * all, so a writer killed mid-batch leaves its acknowledged appends and nothing of the rest.
  */
 export class PgWriter implements EngineWriter {
   private timer: NodeJS.Timeout | null = null;
@@ -141,37 +154,32 @@ export class PgWriter implements EngineWriter {
     }
     const facts = runFacts(out);
     const last = out[out.length - 1]!;
-    const r = await this.run(
-      `WITH h AS (
-         UPDATE runs SET head_seq = $5, head_hash = decode($6, 'hex'), last_at = $7, first_at = COALESCE(first_at, $8),
-           event_count = event_count + $9, status = COALESCE($10, status), task_id = COALESCE($11, task_id),
-           variant = COALESCE($12, variant), lease_until = now() + $13 * interval '1 millisecond'
-         WHERE run_no = $1 AND head_seq = $2 AND head_hash = decode($3, 'hex') AND lease_fence = $4 AND lease_until > now()
-         RETURNING run_no)
+    const head = [
+      this.runNo,
+      this.headSeq,
+      this.headHash,
+      this.fence,
+      last.seq,
+      last.hash,
+      last.at,
+      out[0]!.at,
+      out.length,
+      facts.status,
+      facts.task_id,
+      facts.variant,
+      this.leaseMs,
+    ];
+    const hashes = Buffer.from(linked.hashes, 'hex');
+    const r =
+      out.length >= COPY_FROM
+        ? await this.copyAppend(head, seq, c, hashes)
+        : await this.run(
+            `WITH h AS (${MOVE_HEAD} RETURNING run_no)
        INSERT INTO events (run_no, seq, kind, v, at, payload, hash)
        SELECT h.run_no, $2 + u.i, u.k, u.v, u.a, convert_to(u.p, 'UTF8'), substring($18::bytea FROM ((u.i - 1) * 32 + 1)::int FOR 32)
          FROM h, unnest($14::text[], $15::int[], $16::text[], $17::text[]) WITH ORDINALITY AS u(k, v, a, p, i)`,
-      [
-        this.runNo,
-        this.headSeq,
-        this.headHash,
-        this.fence,
-        last.seq,
-        last.hash,
-        last.at,
-        out[0]!.at,
-        out.length,
-        facts.status,
-        facts.task_id,
-        facts.variant,
-        this.leaseMs,
-        c.kinds,
-        c.vs,
-        c.ats,
-        c.jsons,
-        Buffer.from(linked.hashes, 'hex'),
-      ],
-    );
+            [...head, c.kinds, c.vs, c.ats, c.jsons, hashes],
+          );
     if (r.rowCount !== out.length) {
       const why = await this.whyRefused();
       this.lost = why;
@@ -196,6 +204,58 @@ export class PgWriter implements EngineWriter {
       await new Promise((res) => setTimeout(res, ms));
       await client.query('COMMIT');
       return r;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw asLedgerError(e, this.engine.location);
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * A large append: one transaction that moves the head (the same conditional update, which takes
+   * the run's row lock until commit) and then COPYs the events in binary (copy-binary.ts). Measured
+   * against the one statement over unnest() arrays on 10,000-event appends: see README, "A team
+   * ledger". A head that did not move (another writer, a lost lease) rolls back before any row.
+   */
+  private async copyAppend(
+    head: unknown[],
+    seq: number,
+    c: { kinds: string[]; vs: number[]; ats: string[]; jsons: string[] },
+    hashes: Buffer,
+  ): Promise<{ rowCount: number | null }> {
+    const n = c.kinds.length;
+    const rows = encodeCopyBinary(
+      [
+        { type: 'int8', values: new Array<number>(n).fill(this.runNo) },
+        { type: 'int8', values: Array.from({ length: n }, (_, i) => seq + i) },
+        { type: 'text', values: c.kinds },
+        { type: 'int4', values: c.vs },
+        { type: 'text', values: c.ats },
+        { type: 'bytea', values: c.jsons.map((j) => Buffer.from(j, 'utf8')) },
+        { type: 'bytea', values: Array.from({ length: n }, (_, i) => hashes.subarray(i * 32, i * 32 + 32)) },
+      ],
+      n,
+    );
+    const client = await this.engine.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const moved = await client.query(MOVE_HEAD, head);
+      if (moved.rowCount !== 1) {
+        await client.query('ROLLBACK');
+        return { rowCount: 0 };
+      }
+      const copied = await copyInto(
+        client,
+        'COPY events (run_no, seq, kind, v, at, payload, hash) FROM STDIN (FORMAT binary)',
+        rows,
+      );
+      if (this.holdOpenMs) {
+        const ms = this.holdOpenMs();
+        await new Promise((res) => setTimeout(res, ms));
+      }
+      await client.query('COMMIT');
+      return { rowCount: copied };
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw asLedgerError(e, this.engine.location);

@@ -96,7 +96,7 @@ export function chained(
 }
 
 /** A chained line whose payload nests `depth` deep (its hash is over its content, as a writer's would be). */
-function chainedDeep(
+export function chainedDeep(
   id: string,
   n: number,
   deepAt: number,
