@@ -70,6 +70,30 @@ export function firstDivergence(
   return null;
 }
 
+interface DivergedPayload {
+  cause?: string;
+  reason?: string;
+  source_seq?: number | null;
+  call_id?: string;
+  tool?: string;
+  expected?: unknown;
+  actual?: unknown;
+}
+
+/** What a replay_diverged the hooks wrote (no reason of its own) says, in words. */
+function reasonOf(p: DivergedPayload): string {
+  const call = `${p.tool ? `${p.tool} ` : ''}call ${p.call_id ?? '?'}`;
+  if (p.cause === 'environment') return `the result of ${call} differs from the recorded one`;
+  if (p.cause === 'decision') {
+    const said = (x: unknown) => {
+      const o = (x ?? {}) as { allowed?: boolean; rule?: string };
+      return `${o.allowed ? 'allowed' : 'denied'}${o.rule ? ` (${o.rule})` : ''}`;
+    };
+    return `${call} was ${said(p.actual)}, recorded ${said(p.expected)}`;
+  }
+  return `${p.cause ?? 'unknown'} divergence`;
+}
+
 /**
  * A real agent's replay against its source: the first `replay_diverged` event the replay recorded
  * (the gateway, the hooks and the results name the cause as it happens), else a different ending
@@ -82,12 +106,12 @@ export function realDivergence(
 ): Divergence | null {
   const d = replayed.find((e) => e.kind === 'replay_diverged');
   if (d) {
-    const p = d.payload as { cause?: string; reason?: string; source_seq?: number | null };
+    const p = d.payload as DivergedPayload;
     const at = typeof p.source_seq === 'number' ? source.find((e) => e.seq === p.source_seq) : undefined;
     return {
       seq: p.source_seq ?? (source.at(-1)?.seq ?? 0) + 1,
       cause: p.cause,
-      reason: p.reason ?? `${p.cause} divergence`,
+      reason: p.reason ?? reasonOf(p),
       expected: at ? { seq: at.seq, ...comparable(at) } : null,
       actual: { seq: d.seq, kind: d.kind, payload: d.payload },
     };
@@ -112,4 +136,19 @@ export function realDivergence(
     };
   }
   return null;
+}
+
+/**
+ * A replay against its source, for either agent: a real agent's run (its run_started names an
+ * agent other than sim) by realDivergence, the simulated agent's by firstDivergence.
+ */
+export function replayDivergence(
+  source: readonly StoredEvent[],
+  replayed: readonly StoredEvent[],
+): Divergence | null {
+  const started = source.find((e) => e.kind === 'run_started');
+  const name = (started?.payload as { agent?: { name?: unknown } } | undefined)?.agent?.name;
+  return typeof name === 'string' && name !== 'sim'
+    ? realDivergence(source, replayed)
+    : firstDivergence(source, replayed);
 }

@@ -2,7 +2,7 @@ import { cpSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { confine as confinePath, mkdirConfined } from '../fs/confine';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { firstDivergence, realDivergence, type ReplayReport } from './divergence';
+import { replayDivergence, type Divergence, type ReplayReport } from './divergence';
 import { ProofloopError } from '../../shared/result';
 import { sha256Hex } from '../crypto';
 import type { Ledger, RunWriter } from '../ledger';
@@ -266,21 +266,35 @@ export class RunHost {
     };
   }
 
-  /** Replays a real agent's run with the model frozen; everything else (workspace, config, policy) live. */
-  async replayReal(runId: string): Promise<ReplayReport> {
-    const s = this.realSettingsOf(runId);
-    if (!s) throw new ProofloopError('bad_args', `run ${runId} is not a real agent's run`);
-    const { run_id, done } = this.startReal({
-      ...s,
-      model_from: `replay:${runId}`,
-      mode: 'replay',
-      of: runId,
-    });
-    const result = await done;
-    const source = this.ledger.read(runId);
-    const replayed = this.ledger.read(run_id);
-    const first_divergence = realDivergence(source, replayed);
-    return { ok: first_divergence === null, first_divergence, run_id, result };
+  /**
+   * Starts a replay of a run and returns its id at once (the app follows it live): a real agent's
+   * with the model frozen to the recorded answers (everything else live: workspace, configuration,
+   * policy), the simulated agent's driven by its recorded proposals. `verdict` compares the two
+   * once `done` settles.
+   */
+  startReplay(runId: string): { run_id: string; done: Promise<RunResult> } {
+    const real = this.realSettingsOf(runId);
+    if (real) return this.startReal({ ...real, model_from: `replay:${runId}`, mode: 'replay', of: runId });
+    const settings = this.settingsOf(runId);
+    return this.start(
+      {
+        task_id: settings.task_id,
+        variant: settings.variant,
+        seed: settings.seed,
+        mode: 'replay',
+        of: runId,
+      },
+      recordedActions(this.ledger.read(runId)),
+    );
+  }
+
+  /**
+   * A replay against its source: the first divergence, with its cause for a real agent's run
+   * (realDivergence: the replay's own `replay_diverged`, else a different ending), else the first
+   * decision or result that differs (firstDivergence).
+   */
+  verdict(sourceId: string, replayId: string): Divergence | null {
+    return replayDivergence(this.ledger.read(sourceId), this.ledger.read(replayId));
   }
 
   /** The recorded agent settings of a run (its run_started, else the meta it was created with). */
@@ -413,27 +427,13 @@ export class RunHost {
   }
 
   /**
-   * Replays a run: a new run (mode replay) on a fresh copy of the task, driven by the recorded
-   * proposals instead of the model; reports the first seq of the source run whose decision or tool
-   * result differs.
+   * Replays a run: a new run (mode replay) on a fresh copy of the task (startReplay), awaited, and
+   * the first seq of the source run whose decision or tool result differs.
    */
   async replay(runId: string): Promise<ReplayReport> {
-    if (this.realSettingsOf(runId)) return this.replayReal(runId);
-    const settings = this.settingsOf(runId);
-    const source = this.ledger.read(runId);
-    const { run_id, done } = this.start(
-      {
-        task_id: settings.task_id,
-        variant: settings.variant,
-        seed: settings.seed,
-        mode: 'replay',
-        of: runId,
-      },
-      recordedActions(source),
-    );
+    const { run_id, done } = this.startReplay(runId);
     const result = await done;
-    const replayed = this.ledger.read(run_id);
-    const first_divergence = firstDivergence(source, replayed);
+    const first_divergence = this.verdict(runId, run_id);
     return { ok: first_divergence === null, first_divergence, run_id, result };
   }
 }

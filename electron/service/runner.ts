@@ -9,6 +9,7 @@ import { importArtifactsHome } from '../ingest/outline';
 import type { Ledger } from '../ledger';
 import type { Handler as H } from './handler';
 import { requireRun } from './ledger';
+import { installedAgents } from '../runner/installed';
 
 /**
  * The directory whose `artifacts/` holds a run's artifacts: an imported run's values moved out of
@@ -71,7 +72,9 @@ export function runnerHandlers(ctx: ServiceContext) {
           }),
         )
       : track(host().start({ task_id, variant: variant ?? 'careful', seed: seed ?? 1, mode: 'live' }));
-  const rerun: H<'run.rerun'> = ({ run_id }) => track(host().rerun(run_id));
+  const rerun: H<'run.rerun'> = ({ run_id, replay }) =>
+    track(replay ? host().startReplay(run_id) : host().rerun(run_id));
+  const agents: H<'agents.list'> = () => ({ agents: installedAgents() });
   const resume: H<'run.resume'> = ({ run_id }) => track(host().resume(run_id));
   const replay: H<'run.replay'> = async ({ run_id }) => {
     const r = await host().replay(run_id);
@@ -131,6 +134,7 @@ export function runnerHandlers(ctx: ServiceContext) {
   return {
     'artifact.read': artifact,
     'tasks.list': tasks,
+    'agents.list': agents,
     'run.start': start,
     'run.rerun': rerun,
     'run.resume': resume,

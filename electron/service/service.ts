@@ -344,6 +344,17 @@ export class ProofloopService {
         );
       }
     }
+    if (
+      origin === 'renderer' &&
+      method === 'run.start' &&
+      (parsed.data as { config_dir?: string }).config_dir
+    ) {
+      // Important: a configuration folder brings its own hooks, which the agent runs as commands.
+      return err(
+        'forbidden',
+        'run.start: the window may not name a configuration folder (its hooks run as commands): use proofloop run --config',
+      );
+    }
     try {
       const handler = (
         origin === 'renderer' && method === 'events.append' ? this.annotate : this.handlers[method]

@@ -3,6 +3,7 @@ import { changesAt, stateAt } from '../state';
 import { diffRunsExplained } from '../runner/agent-diff';
 import { withSessionDecisions } from '../state/cross-check';
 import type { Handler as H } from './handler';
+import { replayVerdict } from '../state/replay-verdict';
 
 /** Handlers of shared/api/state.ts: state at a seq, what changed at a seq, and the diff of two runs. */
 export function stateHandlers(getLedger: () => Ledger) {
@@ -15,6 +16,9 @@ export function stateHandlers(getLedger: () => Ledger) {
   };
   const changes: H<'state.changes'> = ({ run_id, seq }) =>
     changesAt(getLedger(), run_id, seq, { recent: true });
-  const diff: H<'runs.diff'> = ({ left, right }) => diffRunsExplained(getLedger(), left, right);
+  const diff: H<'runs.diff'> = async ({ left, right }) => ({
+    ...(await diffRunsExplained(getLedger(), left, right)),
+    replay: replayVerdict(getLedger(), left, right),
+  });
   return { 'state.at': at, 'state.changes': changes, 'runs.diff': diff };
 }

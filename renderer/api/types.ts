@@ -21,4 +21,5 @@ export type DiffRow = RunsDiff['rows'][number];
 export type DiffRowType = DiffRow['type'];
 export type TaskSummary = ResultOf<'tasks.list'>['tasks'][number];
 export type CatalogError = ResultOf<'tasks.list'>['errors'][number];
-export type ReplayResult = ResultOf<'run.replay'>;
+export type AgentInfo = ResultOf<'agents.list'>['agents'][number];
+export type ReplayVerdict = NonNullable<RunsDiff['replay']>;

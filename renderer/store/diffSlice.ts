@@ -19,8 +19,26 @@ export interface DiffSlice {
   setCompareWith(runId: string | null): void;
 }
 
-/** The row index of the first divergence reported by 'runs.diff'. */
+/**
+ * The row index of the first divergence: for a replay and its source, the row of the source's seq
+ * where the replay's verdict says they part (none when it found no divergence: rows that differ
+ * by nature, such as ids and digests, are not one); else the first row 'runs.diff' reports.
+ */
 export function firstDivergenceRow(diff: RunsDiff): number | null {
+  if (diff.replay) {
+    const v = diff.replay;
+    if (!v.first_divergence) return null;
+    const seq = v.first_divergence.seq;
+    const sourceLeft = v.source === diff.left.run_id;
+    const i = diff.rows.findIndex((row) => {
+      const at = sourceLeft ? row.left_seq : row.right_seq;
+      return at !== null && seq >= at && seq < at + Math.max(1, row.count);
+    });
+    // A seq past the source's end (the replay went on): the first row the source lacks.
+    if (i >= 0) return i;
+    const extra = diff.rows.findIndex((row) => row.type === (sourceLeft ? 'only_right' : 'only_left'));
+    return extra >= 0 ? extra : null;
+  }
   const fd = diff.first_divergence;
   if (!fd) return null;
   const i = diff.rows.findIndex(

@@ -79,10 +79,27 @@ function clip(s: string, n = 120): string {
 function argsLine(args: unknown): string {
   if (args && typeof args === 'object' && !Array.isArray(args)) {
     const o = args as Record<string, unknown>;
-    const first = o.path ?? o.command ?? o.cmd ?? o.query;
+    // file_path: Claude Code's Read/Edit/Write; description: its Agent (a subagent's task).
+    const first = o.path ?? o.file_path ?? o.command ?? o.cmd ?? o.query ?? o.description;
     if (first !== undefined) return str(first);
   }
   return str(args);
+}
+
+/**
+ * A real agent's exchange through the gateway that answered with calls only (no text): its lane
+ * (main, a subagent's, a side call), how the answer stopped and how many calls it made.
+ */
+function exchangeLine(p: Record<string, unknown>): string {
+  const calls = Array.isArray(p.calls) ? p.calls.length : 0;
+  return [
+    str(p.lane),
+    str(p.stop_reason),
+    calls ? `${calls} call${calls === 1 ? '' : 's'}` : '',
+    p.source ? `from ${str(p.source)}` : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
 }
 
 /** One line that says what the event is about, for the timeline. */
@@ -103,6 +120,8 @@ export function summarize(ev: StoredEvent): string {
     case 'tool_timed_out':
       return clip(`${str(p.call_id)} after ${str(p.timeout_ms)} ms`);
     case 'model_responded':
+      if (!str(p.content) && typeof p.lane === 'string') return clip(exchangeLine(p));
+      return clip(str(p.content));
     case 'user_prompted':
       return clip(str(p.content));
     case 'model_reasoned':

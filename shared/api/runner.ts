@@ -48,6 +48,20 @@ export const ReplayResultSchema = z.object({
 
 const Started = z.object({ run_id: z.string() });
 
+/** An agent the runner can use, as the task panel lists it. */
+export const AgentInfoSchema = z.object({
+  /** sim, claude-code, codex: run.start's `agent`. */
+  name: z.string(),
+  title: z.string(),
+  /** Whether it can run here: the simulated agent always; a CLI when its binary answers --version. */
+  installed: z.boolean(),
+  version: z.string().nullable(),
+  /** What runs (the CLI and its version), or why it cannot run here. */
+  detail: z.string(),
+  /** A real agent's upstream source: the variables its key is read from, and whether one is set. */
+  upstream: z.object({ key_env: z.array(z.string()), key_set: z.boolean() }).nullable(),
+});
+
 export const ArtifactSchema = z.object({
   digest: z.string(),
   bytes: z.number().int(),
@@ -93,7 +107,19 @@ export const runnerMethods = {
     Started,
     "Start a run of a task with the simulated model or a real agent (claude-code, codex) through the run's model gateway; returns its run id at once, events are pushed as they append.",
   ),
-  'run.rerun': method(ByRun, Started, 'A new run of the same task and agent settings (mode rerun).'),
+  'agents.list': method(
+    z.object({}),
+    z.object({ agents: z.array(AgentInfoSchema) }),
+    'The agents a run can use (the simulated one, Claude Code, Codex): which are installed here, their versions.',
+  ),
+  'run.rerun': method(
+    ByRun.extend({
+      /** The model frozen to this run's recorded answers (mode replay); returned at once, unlike run.replay. */
+      replay: z.boolean().optional(),
+    }),
+    Started,
+    'A new run of the same task and agent settings (mode rerun), or with replay its replay (mode replay), followed live; runs.diff of the two gives the verdict.',
+  ),
   'run.replay': method(
     ByRun,
     ReplayResultSchema,

@@ -70,6 +70,31 @@ export const RunDiffSchema = z.object({
     edit_length: z.number().int().nullable(),
   }),
   truncated: z.object({ reason: z.string() }).nullable(),
+  /**
+   * When one side is a replay of the other (its run_started says mode replay, of the other): the
+   * replay's verdict, as `proofloop replay` prints it. The rows above also show what differs by
+   * nature (ids, digests of requests naming each run's paths, the model source).
+   */
+  replay: z
+    .object({
+      source: z.string(),
+      replay: z.string(),
+      /** The replay has ended (completed or failed); while it runs the verdict is so far. */
+      ended: z.boolean(),
+      first_divergence: z
+        .object({
+          /** The source run's seq where the two part. */
+          seq: z.number().int(),
+          /** Real agents: decision, environment, request, structure or agent_version. */
+          cause: z.string().nullable(),
+          reason: z.string().nullable(),
+          expected_kind: z.string().nullable(),
+          actual_kind: z.string().nullable(),
+        })
+        .nullable(),
+    })
+    .nullable()
+    .optional(),
 });
 
 const seq0 = z.number().int().nonnegative();

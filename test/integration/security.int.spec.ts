@@ -398,6 +398,19 @@ describe.each(surfaces)('the renderer surface over %s', (_name, make) => {
       for (const m of off)
         refused(await s.call(m, { run_id: 'crashed' }), 'forbidden', /not available to the window/);
     });
+    it('a run started from the window cannot name a configuration folder (its hooks are commands)', async () => {
+      const before = await s.call('runs.list', {});
+      refused(
+        await s.call('run.start', { task_id: 'fix-slugify', agent: 'claude-code', config_dir: s.outside }),
+        'forbidden',
+        /configuration folder/,
+      );
+      // Refused before anything ran: no run was created.
+      const after = await s.call('runs.list', {});
+      expect(after.ok && (after.value as unknown[]).length).toBe(
+        before.ok && (before.value as unknown[]).length,
+      );
+    });
   });
 
   describe('3. writes do not follow links out of the folder', () => {

@@ -80,3 +80,40 @@ describe('the timeline summary of a record kept as written', () => {
     expect(summarize(ev)).toBe('{"uuid":"u-1"}');
   });
 });
+
+describe("the timeline summary of a real agent's run (the gateway's and the hooks' events)", () => {
+  it('an exchange that answered with calls only names its lane, its stop and its calls, not an empty line', () => {
+    // As the gateway recorded a subagent's first exchange of Claude Code 2.1.328 (sim source).
+    const ev = stored(6, 'model_responded', '', {
+      agent_version: '2.1.328',
+      answer: { bytes: 910, digest: 'd', status: 200 },
+      calls: ['toolu_sim93026f2c03b3f7a5'],
+      content: '',
+      index: 0,
+      lane: 'sub:88ec9a756e72',
+      model: 'claude-sonnet-4-5',
+      source: 'sim',
+      stop_reason: 'tool_use',
+      tokens: 68,
+    });
+    expect(summarize(ev)).toBe('sub:88ec9a756e72 · tool_use · 1 call · from sim');
+    // The model's text, when there is some, is the line.
+    expect(summarize({ ...ev, payload: { ...ev.payload, content: 'Fixed slug.js', calls: [] } })).toBe(
+      'Fixed slug.js',
+    );
+  });
+  it("a Claude Code call is named by its file or its subagent's task, not by its JSON", () => {
+    const read = stored(7, 'model_proposed', '', {
+      call_id: 't1',
+      tool: 'Read',
+      args: { file_path: '/runs/r/workspace/slug.js' },
+    });
+    expect(summarize(read)).toBe('Read(/runs/r/workspace/slug.js)');
+    const agent = stored(3, 'tool_invoked', '', {
+      call_id: 't0',
+      tool: 'Agent',
+      args: { description: 'Find the code under test', prompt: 'Look around this workspace…' },
+    });
+    expect(summarize(agent)).toBe('Agent(Find the code under test)');
+  });
+});

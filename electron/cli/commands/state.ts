@@ -5,6 +5,7 @@ import { diffRunsExplained, type DivergenceExplained } from '../../runner/agent-
 import type { Change, RunState } from '../../../shared/state';
 import type { DiffRow, RunDiff } from '../../../shared/diff';
 import { intOption, oneLine, table } from '../format';
+import { replayVerdict, type ReplayVerdict } from '../../state/replay-verdict';
 import { teamSpec, teamState } from './team';
 
 /** What these commands need from the CLI: the CliContext of electron/cli/context.ts fits. */
@@ -115,7 +116,10 @@ function rowSummary(r: DiffRow): string {
   return call ? `call ${call}` : '';
 }
 
-export function formatDiff(d: RunDiff & { cause?: DivergenceExplained | null }, limit: number): string {
+export function formatDiff(
+  d: RunDiff & { cause?: DivergenceExplained | null; replay?: ReplayVerdict | null },
+  limit: number,
+): string {
   const lines: string[] = [];
   const f = d.first_divergence;
   lines.push(
@@ -131,6 +135,16 @@ export function formatDiff(d: RunDiff & { cause?: DivergenceExplained | null }, 
     `${d.left.run_id} (${d.left.events} events) vs ${d.right.run_id} (${d.right.events} events): ` +
       `${d.counts.same} same, ${d.counts.changed} changed, ${d.counts.only_left} only left, ${d.counts.only_right} only right`,
   );
+  if (d.replay) {
+    const v = d.replay;
+    const fd = v.first_divergence;
+    lines.push(
+      `replay: ${v.replay} replays ${v.source}${v.ended ? '' : ' (still running)'}: ` +
+        (fd
+          ? `diverges at seq ${fd.seq} of ${v.source}${fd.cause ? `: cause ${fd.cause}` : ''}${fd.reason ? ` (${fd.reason})` : ''}`
+          : 'no divergence'),
+    );
+  }
   if (d.settings?.length) {
     lines.push(
       `set up differently: ${d.settings.map((c) => `${c.path} ${short(c.old, 24)} → ${short(c.new, 24)}`).join('; ')}`,
@@ -218,7 +232,9 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
       )
       .option('--limit <rows>', 'rows shown in the table', intOption('--limit'), 60),
   ).action(async (a: string, b: string, o: { limit: number }, cmd: Command) => {
-    const d = await diffRunsExplained(await ctx.ledger(), a, b);
+    const ledger = await ctx.ledger();
+    // As runs.diff gives it: with the verdict when one of the two replays the other.
+    const d = { ...(await diffRunsExplained(ledger, a, b)), replay: replayVerdict(ledger, a, b) };
     print(cmd, d, () => formatDiff(d, o.limit));
   });
 }

@@ -10,6 +10,8 @@ import { ChangeList, GroupedChanges } from '../inspector/StateView';
 import { KindIcon } from '../../ui/icons';
 import { toneOf } from '../../ui/kinds';
 import { useSummary } from './diffEvents';
+import { ReplayVerdictLine } from './ReplayVerdict';
+import { runAgentOf } from '../runs/runAgent';
 
 const ROW_H = 22;
 
@@ -153,6 +155,11 @@ export function DiffView() {
   const diffRow = useApp((s) => s.diffRow);
   const selectRun = useApp((s) => s.selectRun);
   const openDiff = useApp((s) => s.openDiff);
+  const selectRow = useApp((s) => s.selectDiffRow);
+  const realPair = useApp((s) => {
+    const src = diff?.replay ? s.runs?.find((r) => r.run_id === diff.replay!.source) : undefined;
+    return (runAgentOf(src)?.agent ?? 'sim') !== 'sim';
+  });
   const parentRef = useRef<HTMLDivElement>(null);
   const rows = diff?.rows ?? [];
   const first = diff ? firstDivergenceRow(diff) : null;
@@ -200,9 +207,34 @@ export function DiffView() {
             Swap
           </button>
         </div>
+        {diff?.replay && (
+          <div className="d-replay" data-testid="diff-replay">
+            <span className="dim">
+              {diff.replay.replay === right ? 'Right' : 'Left'} replays{' '}
+              {diff.replay.replay === right ? 'left' : 'right'}:
+            </span>{' '}
+            <ReplayVerdictLine
+              verdict={diff.replay}
+              real={realPair}
+              onSeq={() => {
+                if (first !== null) {
+                  selectRow(first);
+                  virtualizer.scrollToIndex(first, { align: 'center' });
+                }
+              }}
+            />
+          </div>
+        )}
         {diff && (
-          <div className="d-first" data-testid="first-divergence">
-            {!diff.first_divergence ? (
+          <div className={`d-first${diff.replay ? ' secondary' : ''}`} data-testid="first-divergence">
+            {diff.replay && diff.first_divergence ? (
+              <>
+                Rows that differ (ids, paths in request digests, the model source and the like differ in any
+                two runs): the first at left seq {diff.first_divergence.left_seq ?? '—'}{' '}
+                {diff.first_divergence.left_kind ?? ''} ⇄ right seq {diff.first_divergence.right_seq ?? '—'}{' '}
+                {diff.first_divergence.right_kind ?? ''}
+              </>
+            ) : !diff.first_divergence ? (
               <span className="ok-text">
                 Identical: the runs match event for event (ignoring ids, times and durations).
               </span>

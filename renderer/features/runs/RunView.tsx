@@ -17,6 +17,8 @@ import { isSessionFormat } from '../../../shared/formats';
 import type { RunTab } from '../../store/uiSlice';
 import { OutcomeBadge } from './OutcomeBadge';
 import { SpanTree } from '../spans/SpanTree';
+import { ReplayBanner } from './ReplayBanner';
+import { replayedRunOf, runAgentOf } from './runAgent';
 
 function SeqIndicator() {
   const seq = useApp((s) => s.viewSeq);
@@ -53,7 +55,7 @@ function CompareControl({ runId }: { runId: string }) {
   const pick = other || (compareWith && compareWith !== runId ? compareWith : '');
   const others = (runs ?? []).filter((r) => r.run_id !== runId);
   return (
-    <span className="compare">
+    <span className="compare-control">
       <select
         className="input small"
         value={pick}
@@ -105,7 +107,10 @@ function RunHeader() {
   const clear = useApp((s) => s.clearActionError);
   const runFindings = useApp((s) => s.findings);
   const [showFindings, setShowFindings] = useState(false);
-  const replay = useApp((s) => (s.replayResult?.run_id === s.runId ? s.replayResult : null));
+  const agent = runAgentOf(run);
+  const real = agent !== null && agent.agent !== 'sim';
+  // A run still going has no whole recording to replay yet.
+  const running = run !== undefined && run.status !== 'completed' && run.status !== 'failed';
   const openExport = useApp((s) => s.openExportDialog);
   // A run opened from a bundle is evidence: it can be read and exported again, never re-executed.
   // Only runs ProofLoop executed can be re-executed; imported and bundle runs are records to read.
@@ -129,6 +134,16 @@ function RunHeader() {
           )}
         </span>
         {run?.task_id && <span className="chip mono">task {run.task_id}</span>}
+        {real && (
+          <span
+            className="chip mono"
+            data-testid="run-agent"
+            title="the agent, and where its model's answers came from"
+          >
+            {agent.agent} · model{' '}
+            {agent.modelFrom?.startsWith('replay:') ? 'replay' : (agent.modelFrom ?? 'sim')}
+          </span>
+        )}
         {run?.variant && <span className="chip mono">{run.variant}</span>}
         {run && run.source !== 'executed' && <span className="chip">{run.source}</span>}
         {runFindings.length > 0 && (
@@ -163,7 +178,11 @@ function RunHeader() {
               className="btn small"
               data-testid="rerun-button"
               disabled={busy}
-              title="Run the same task again with the same agent settings"
+              title={
+                real
+                  ? 'Run the same task again with the same agent, model source and settings'
+                  : 'Run the same task again with the same agent settings'
+              }
               onClick={() => void rerun('rerun')}
             >
               ↻ Rerun
@@ -172,8 +191,14 @@ function RunHeader() {
               type="button"
               className="btn small"
               data-testid="replay-button"
-              disabled={busy}
-              title="Re-execute with the recorded model outputs"
+              disabled={busy || running}
+              title={
+                running
+                  ? 'The run is still going: its recording is not whole yet'
+                  : real
+                    ? 'Run it again with the model frozen to its recorded answers; workspace, configuration and policy live'
+                    : 'Re-execute with the recorded model outputs'
+              }
               onClick={() => void rerun('replay')}
             >
               ⟲ Replay
@@ -196,28 +221,7 @@ function RunHeader() {
           <ErrorBox error={actionError} what="Starting the run" />
         </div>
       )}
-      {replay && (
-        <div className={`replay-banner${replay.ok ? ' ok' : ' bad'}`} data-testid="replay-result">
-          Replay of <span className="mono">{replay.of}</span>:{' '}
-          {replay.first_divergence ? (
-            <>
-              diverges at seq{' '}
-              <button
-                type="button"
-                className="linklike mono"
-                onClick={() => useApp.getState().setSeq(replay.first_divergence!.seq)}
-              >
-                {replay.first_divergence.seq}
-              </button>{' '}
-              (expected {replay.first_divergence.expected?.kind ?? 'nothing'}, got{' '}
-              {replay.first_divergence.actual?.kind ?? 'nothing'})
-            </>
-          ) : (
-            'every decision and tool result matches the recording'
-          )}{' '}
-          · outcome {replay.outcome}
-        </div>
-      )}
+      {run && replayedRunOf(run) && <ReplayBanner run={run} />}
       {showFindings && <FindingList findings={runFindings} onSeq={(q) => useApp.getState().setSeq(q)} />}
     </div>
   );

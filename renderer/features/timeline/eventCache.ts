@@ -1,14 +1,17 @@
 import { call, type UiError } from '../../api/api';
 import type { StoredEvent } from '../../api/types';
 
-import { PAGE_SIZE, pageOf } from './pages';
+import { isGap, PAGE_SIZE, pageOf } from './pages';
 
 export { PAGE_SIZE, pageOf };
 /** Pages kept per run (LRU): 40 × 500 events, never the whole run. */
 const MAX_PAGES = 40;
 
 type PageState =
-  { status: 'loading' } | { status: 'ok'; events: StoredEvent[] } | { status: 'error'; error: UiError };
+  | { status: 'loading' }
+  /** `head`: the run's head when the page was read; a seq past it was not there yet, not missing. */
+  | { status: 'ok'; events: StoredEvent[]; head: number }
+  | { status: 'error'; error: UiError };
 
 /** The event at seq in its page: at its index when the page has no gap before it, else searched. */
 function eventIn(events: readonly StoredEvent[], seq: number): StoredEvent | undefined {
@@ -54,7 +57,7 @@ export class EventCache {
   /** Whether `seq` is known to be absent: its page is loaded and holds no such event (a seq gap). */
   isMissing(seq: number): boolean {
     const page = this.pages.get(pageOf(seq));
-    return page?.status === 'ok' && seq <= this.head && !eventIn(page.events, seq);
+    return page?.status === 'ok' && isGap(eventIn(page.events, seq) !== undefined, page.head, this.head, seq);
   }
 
   pageError(seq: number): UiError | null {
@@ -164,7 +167,9 @@ export class EventCache {
       }
       this.pages.set(
         p,
-        r.ok ? { status: 'ok', events: r.value.events } : { status: 'error', error: r.error },
+        r.ok
+          ? { status: 'ok', events: r.value.events, head: r.value.head_seq }
+          : { status: 'error', error: r.error },
       );
       this.evict();
       this.notify(p);
