@@ -24,6 +24,14 @@ interface Ev {
   payload: Record<string, unknown>;
 }
 
+/** Screenshots at the two sizes the app is checked at (1440×900, then 1024×700), back to the first. */
+async function shots(app: AppPage, name: string): Promise<void> {
+  await app.screenshot(`${name}-1440`);
+  await app.page.setViewportSize({ width: 1024, height: 700 });
+  await app.screenshot(`${name}-1024`);
+  await app.page.setViewportSize({ width: 1440, height: 900 });
+}
+
 async function eventsOf(server: Served, runId: string): Promise<Ev[]> {
   return (await server.call<{ events: Ev[] }>('events.read', { run_id: runId })).events;
 }
@@ -72,7 +80,7 @@ test('Claude Code from the task panel: live events, a passing verdict, replay, a
     await expect(page.getByTestId('source-upstream').getByRole('radio')).toBeDisabled();
     await page.getByTestId('variant-select').selectOption('careful');
     await expect(page.getByTestId('variant-text')).toContainText('clean pass');
-    await app.screenshot('real-agent-task-panel');
+    await shots(app, 'real-agent-task-panel');
 
     await page.getByTestId('start-task').click();
     await expect(panel).toBeHidden();
@@ -91,7 +99,7 @@ test('Claude Code from the task panel: live events, a passing verdict, replay, a
     const headWhileRunning = Number(
       /\/ (\d+)$/.exec((await page.getByTestId('seq-indicator').textContent())!)![1],
     );
-    await app.screenshot('real-agent-running');
+    await shots(app, 'real-agent-running');
 
     // The judge's verdict ends it: passed.
     await expect(page.getByTestId('run-status')).toHaveText('completed', { timeout: RUN_MS });
@@ -111,6 +119,7 @@ test('Claude Code from the task panel: live events, a passing verdict, replay, a
     const verdict = page.getByTestId('replay-banner').getByTestId('replay-verdict');
     await expect(verdict).toHaveAttribute('data-divergence', 'none');
     await expect(page.getByTestId('run-outcome')).toHaveAttribute('data-outcome', 'passed');
+    await shots(app, 'real-agent-replayed');
 
     // The diff of the two says so; the rows that differ by nature (ids, digests) are no divergence.
     await page.getByTestId('replay-diff').click();
@@ -120,7 +129,7 @@ test('Claude Code from the task panel: live events, a passing verdict, replay, a
     await expect(diffVerdict).toHaveAttribute('data-divergence', 'none');
     await expect(diffVerdict).toContainText('No divergence');
     await expect(page.locator('[data-testid="diff-row"][data-first-divergence="true"]')).toHaveCount(0);
-    await app.screenshot('real-agent-diff-same');
+    await shots(app, 'real-agent-diff-same');
 
     // The test's output changes (the task's test file prints one line more): a replay of the same
     // recording now parts at the source's result of the test run, and names it environment.
@@ -151,7 +160,7 @@ test('Claude Code from the task panel: live events, a passing verdict, replay, a
     await expect(first).toHaveAttribute('aria-selected', 'true');
     await expect(first.locator('.d-seq').first()).toHaveText(String(testResult.seq));
     await expect(first).toBeInViewport();
-    await app.screenshot('real-agent-diff-environment');
+    await shots(app, 'real-agent-diff-environment');
   } finally {
     await server.stop();
     rmSync(tasks, { recursive: true, force: true });

@@ -7,6 +7,7 @@ export const CAUSE_TEXT: Record<string, string> = {
   request: 'a request changed: system prompt, instructions, tool list or settings',
   structure: 'a turn more or fewer, or an early stop',
   agent_version: 'the agent’s version changed',
+  config: 'the --config folder the run used changed',
 };
 
 /**
