@@ -10,7 +10,7 @@ import { ChangeList, GroupedChanges } from '../inspector/StateView';
 import { KindIcon } from '../../ui/icons';
 import { toneOf } from '../../ui/kinds';
 import { useSummary } from './diffEvents';
-import { ReplayVerdictLine } from './ReplayVerdict';
+import { CAUSE_TEXT, ReplayVerdictLine } from './ReplayVerdict';
 import { runAgentOf } from '../runs/runAgent';
 
 const ROW_H = 22;
@@ -229,8 +229,7 @@ export function DiffView() {
           <div className={`d-first${diff.replay ? ' secondary' : ''}`} data-testid="first-divergence">
             {diff.replay && diff.first_divergence ? (
               <>
-                Rows that differ (ids, paths in request digests, the model source and the like differ in any
-                two runs): the first at left seq {diff.first_divergence.left_seq ?? '—'}{' '}
+                Event by event, the first row that differs: left seq {diff.first_divergence.left_seq ?? '—'}{' '}
                 {diff.first_divergence.left_kind ?? ''} ⇄ right seq {diff.first_divergence.right_seq ?? '—'}{' '}
                 {diff.first_divergence.right_kind ?? ''}
               </>
@@ -244,6 +243,17 @@ export function DiffView() {
                 {diff.first_divergence.left_seq ?? '—'} {diff.first_divergence.left_kind ?? ''} ⇄ right seq{' '}
                 {diff.first_divergence.right_seq ?? '—'} {diff.first_divergence.right_kind ?? ''}
               </>
+            )}
+            {!diff.replay && diff.cause && (
+              <div className="d-cause" data-testid="diff-cause" data-cause={diff.cause.cause}>
+                Cause <b>{diff.cause.cause}</b>
+                {CAUSE_TEXT[diff.cause.cause] ? ` (${CAUSE_TEXT[diff.cause.cause]})` : ''}:{' '}
+                {diff.cause.reason}
+                {diff.cause.part ? <span className="mono"> [{diff.cause.part}]</span> : null}
+                {diff.cause.setup.length > 0 && (
+                  <span className="dim"> · set up differently: {diff.cause.setup.join('; ')}</span>
+                )}
+              </div>
             )}
             {diff.truncated && <span className="dim"> · {diff.truncated.reason}</span>}
             {diff.rows_left_off > 0 && <span className="dim"> · {diff.rows_left_off} rows left off</span>}

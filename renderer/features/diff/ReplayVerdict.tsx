@@ -8,6 +8,7 @@ export const CAUSE_TEXT: Record<string, string> = {
   structure: 'a turn more or fewer, or an early stop',
   agent_version: 'the agent’s version changed',
   config: 'the --config folder the run used changed',
+  model: 'the same request was answered otherwise',
 };
 
 /**
