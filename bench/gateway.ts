@@ -228,7 +228,13 @@ export async function benchGateway(
     if (only && !only.includes('session')) return out;
     // A 500-turn session: each request resends the whole history (to ~200 KB at the end).
     const g = await gateway('session', false);
-    const mem: { turn: number; heap_mb: number; rss_mb: number; recorded: number }[] = [];
+    const mem: {
+      turn: number;
+      heap_mb: number;
+      gateway_heap_mb: number | null;
+      rss_mb: number;
+      recorded: number;
+    }[] = [];
     try {
       peer.send({
         t: 'session',
@@ -251,9 +257,11 @@ export async function benchGateway(
         await g.gw.settle();
         gc();
         const u = process.memoryUsage();
+        const gwHeap = await g.gw.heapUsed();
         mem.push({
           turn: Number(m.turn),
           heap_mb: +(u.heapUsed / 2 ** 20).toFixed(1),
+          gateway_heap_mb: gwHeap === null ? null : +(gwHeap / 2 ** 20).toFixed(1),
           rss_mb: +(u.rss / 2 ** 20).toFixed(1),
           recorded: g.counts.recorded,
         });

@@ -63,6 +63,8 @@ export interface GatewayHandle {
   close(): Promise<void>;
   /** Whether the gateway answers from a thread of its own. */
   readonly threaded: boolean;
+  /** The gateway thread's heap in use (bytes), or null when it runs in this thread. */
+  heapUsed(): Promise<number | null>;
 }
 
 /** A request as posted between the threads (the body as bytes: the run's thread parses it). */
@@ -96,6 +98,7 @@ export type FromWorker =
   | { t: 'bad'; status: number; message: string }
   | { t: 'hook'; id: number; body: unknown }
   | { t: 'drained'; id: number }
+  | { t: 'heap'; id: number; used: number }
   | { t: 'closed' };
 
 export type ToWorker =
@@ -104,6 +107,7 @@ export type ToWorker =
   | { t: 'hook_answer'; id: number; out: unknown }
   | { t: 'hook_error'; id: number; message: string }
   | { t: 'drain'; id: number }
+  | { t: 'heap'; id: number }
   | { t: 'close' };
 
 export interface WorkerInit {
@@ -160,6 +164,7 @@ export function startGateway(o: GatewayThreadOptions): GatewayHandle {
     settle: () => gw.settle(),
     close: () => gw.close(),
     threaded: false,
+    heapUsed: () => Promise.resolve(null),
   };
 }
 
@@ -167,6 +172,7 @@ class GatewayThread implements GatewayHandle {
   readonly threaded = true;
   private listening: { resolve: (url: string) => void; reject: (e: Error) => void } | null = null;
   private readonly drains = new Map<number, () => void>();
+  private readonly heaps = new Map<number, (used: number | null) => void>();
   private nextDrain = 0;
   private refusal: string | null = null;
   /** A failure to record that could not be made an event either: settle() rejects with it. */
@@ -185,6 +191,8 @@ class GatewayThread implements GatewayHandle {
       this.listening = null;
       for (const d of this.drains.values()) d();
       this.drains.clear();
+      for (const h of this.heaps.values()) h(null);
+      this.heaps.clear();
       this.closing?.();
     };
     worker.on('error', (e) => {
@@ -208,6 +216,15 @@ class GatewayThread implements GatewayHandle {
       });
     }
     if (this.lost) throw this.lost;
+  }
+
+  heapUsed(): Promise<number | null> {
+    if (this.exited) return Promise.resolve(null);
+    const id = ++this.nextDrain;
+    return new Promise((resolve) => {
+      this.heaps.set(id, resolve);
+      this.post({ t: 'heap', id });
+    });
   }
 
   async close(): Promise<void> {
@@ -313,6 +330,10 @@ class GatewayThread implements GatewayHandle {
       case 'drained':
         this.drains.get(m.id)?.();
         this.drains.delete(m.id);
+        break;
+      case 'heap':
+        this.heaps.get(m.id)?.(m.used);
+        this.heaps.delete(m.id);
         break;
       case 'closed':
         this.closing?.();

@@ -102,6 +102,11 @@ port.on('message', (m: ToWorker) => {
       // Posted after every exchange answered so far (the run's thread takes them in order).
       void gateway.settle().then(() => post({ t: 'drained', id: m.id }));
       break;
+    case 'heap':
+      // Live memory when the process exposes the collector (the bench does), else what is allocated.
+      (globalThis as { gc?: () => void }).gc?.();
+      post({ t: 'heap', id: m.id, used: process.memoryUsage().heapUsed });
+      break;
     case 'close':
       for (const h of hooks.values()) h.reject(new Error('the run has ended'));
       hooks.clear();
