@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type { Finding, Ledger, RunRow } from '../ledger';
 import { digestRunIdOf } from '../ledger';
 import { conversationOfRun } from '../otlp/session';
@@ -62,18 +63,39 @@ interface Group {
 }
 const groups = new WeakMap<Ledger, Map<string, Group>>();
 
+/** The statements asked on every state read, prepared once per ledger (a step of the timeline asks). */
+const prepared = new WeakMap<Ledger, { maxRunNo: Statement; head: Statement; row: Statement }>();
+function statements(ledger: Ledger) {
+  let st = prepared.get(ledger);
+  if (!st) {
+    st = {
+      maxRunNo: ledger.db.prepare('SELECT MAX(run_no) FROM runs').pluck(),
+      head: ledger.db.prepare('SELECT head_seq FROM runs WHERE run_no = ?').pluck(),
+      // Only the meta fields the session rules read: a run's meta holds its seal, which can be long.
+      row: ledger.db.prepare(
+        `SELECT run_id, format, json_extract(meta, '$.source_run_id') AS source_run_id,
+                json_extract(meta, '$.bundle.renamed_from') AS renamed_from,
+                json_extract(meta, '$.otlp.conversation_id') AS conversation_id
+           FROM runs WHERE run_id = ?`,
+      ),
+    };
+    prepared.set(ledger, st);
+  }
+  return st;
+}
+
 /**
  * The runs of session `s`. Found by indexed id lookups and one pass over the runs table's meta
  * (renamed and OTLP runs), then kept until a run is added; their heads are read again each time.
  */
 function runsOfSession(ledger: Ledger, s: string): RunLite[] {
-  const maxRunNo = (ledger.db.prepare('SELECT MAX(run_no) FROM runs').pluck().get() as number | null) ?? 0;
+  const st = statements(ledger);
+  const maxRunNo = (st.maxRunNo.get() as number | null) ?? 0;
   let bySession = groups.get(ledger);
   if (!bySession) groups.set(ledger, (bySession = new Map()));
   const known = bySession.get(s);
   if (known && known.maxRunNo === maxRunNo) {
-    const heads = ledger.db.prepare('SELECT head_seq FROM runs WHERE run_no = ?').pluck();
-    return known.runs.map((r) => ({ ...r, head_seq: (heads.get(r.run_no) as number | undefined) ?? 0 }));
+    return known.runs.map((r) => ({ ...r, head_seq: (st.head.get(r.run_no) as number | undefined) ?? 0 }));
   }
   const rows = ledger.db
     .prepare(
@@ -136,9 +158,10 @@ const cache = new WeakMap<Ledger, Map<string, CacheEntry>>();
  * or its session has no other run.
  */
 export function sessionDecisions(ledger: Ledger, runId: string): SessionDecisions | null {
-  const row = ledger.run(runId);
-  if (!row) return null;
-  const session = sessionOfRun(row);
+  const raw = statements(ledger).row.get(runId) as
+    { run_id: string; format: string; meta: string } | undefined;
+  if (!raw) return null;
+  const session = sessionOfRun({ run_id: raw.run_id, format: raw.format, meta: parseMeta(raw.meta) });
   if (session === null) return null;
   const runs = runsOfSession(ledger, session);
   if (runs.length < 2 || !runs.some((r) => r.run_id === runId)) return null;

@@ -477,7 +477,7 @@ describe('a session’s transcript and its telemetry in one folder', () => {
     ]);
   });
 
-  it('an edited copy of the telemetry that allows what the hook denied is a decision_conflict naming both sources', async () => {
+  it('an edited copy of the telemetry (the hook’s denial a config allow, a config allow the user’s) is a decision_conflict per call naming both sources', async () => {
     const [, s] = SESSIONS.find(([n]) => n === 'claude-code-json')!;
     const edited = (f: string): Buffer | string => {
       const text = readFileSync(path.join(FIX, f), 'utf8');
@@ -492,12 +492,19 @@ describe('a session’s transcript and its telemetry in one folder', () => {
         for (const sl of rl.scopeLogs)
           for (const r of sl.logRecords) {
             const a = new Map(r.attributes.map((x) => [x.key, x.value]));
-            if (a.get('tool_use_id')?.stringValue !== 'toolu_fx_rm' || !a.has('decision')) continue;
-            a.get('decision')!.stringValue = 'accept';
-            a.get('source')!.stringValue = 'config';
-            n += 1;
+            if (!a.has('decision')) continue;
+            const call = a.get('tool_use_id')?.stringValue;
+            if (call === 'toolu_fx_rm') {
+              a.get('decision')!.stringValue = 'accept';
+              a.get('source')!.stringValue = 'config';
+              n += 1;
+            } else if (call === 'toolu_fx_echo') {
+              // Allowed either way, but by the user here: a disagreement on who decided.
+              a.get('source')!.stringValue = 'user_temporary';
+              n += 1;
+            }
           }
-      expect(n).toBe(1);
+      expect(n).toBe(2);
       return JSON.stringify(doc);
     };
     const other = await folderWith('disagree', [['claude-code-json', s]], edited);
@@ -508,19 +515,28 @@ describe('a session’s transcript and its telemetry in one folder', () => {
       const findings = (await other.invoke('run.findings', { run_id: transcript })).filter(
         (f) => f.code === 'decision_conflict',
       );
-      expect(findings).toHaveLength(1);
+      expect(findings).toHaveLength(2);
       const denial = l.read(transcript).find((e) => e.kind === 'action_denied' && idOf(e) === 'toolu_fx_rm')!;
-      expect(findings[0]).toMatchObject({ run_id: transcript, seq: denial.seq, file: null, line: null });
-      expect(findings[0]!.message).toMatch(
+      const rmFinding = findings.find((f) => f.message.startsWith('call toolu_fx_rm '))!;
+      expect(rmFinding).toMatchObject({ run_id: transcript, seq: denial.seq, file: null, line: null });
+      expect(rmFinding.message).toMatch(
         new RegExp(
           `^call toolu_fx_rm denied by claude_code\\.hook \\(hook\\) in ${transcript} \\(claude_code transcript\\) at seq ${denial.seq}, but allowed by claude_code\\.config \\(config\\) in ${telemetry} \\(telemetry\\) at seq \\d+$`,
         ),
+      );
+      // Both allow the echo, but name different deciders: that is a disagreement too.
+      const echoFinding = findings.find((f) => f.message.startsWith('call toolu_fx_echo '))!;
+      expect(echoFinding.message).toMatch(
+        /^call toolu_fx_echo allowed by claude_code\.config \(config\) in .+, but allowed by claude_code\.user_temporary \(user\) in otlp-/,
       );
       // The telemetry's run says the same from its side.
       const mirrored = (await other.invoke('run.findings', { run_id: telemetry })).filter(
         (f) => f.code === 'decision_conflict',
       );
-      expect(mirrored.map((f) => f.message)).toEqual([
+      expect(mirrored.map((f) => f.message).sort()).toEqual([
+        expect.stringMatching(
+          /^call toolu_fx_echo allowed by claude_code\.user_temporary \(user\) in otlp-.+ but allowed by claude_code\.config/,
+        ),
         expect.stringMatching(
           /^call toolu_fx_rm allowed by claude_code\.config \(config\) in otlp-.+ but denied by claude_code\.hook/,
         ),
@@ -529,7 +545,7 @@ describe('a session’s transcript and its telemetry in one folder', () => {
       const state = await stateOf(other, transcript);
       expect(
         state.notes.items.filter((n) => n.code === 'decision_conflict').map((n) => [n.seq, n.message]),
-      ).toEqual([[denial.seq, findings[0]!.message]]);
+      ).toEqual(findings.map((f) => [f.seq, f.message]));
       const rm = state.calls.items.find((c) => c.call_id === 'toolu_fx_rm')!;
       expect((rm.decision_sources as Src[]).map((x) => [x.run_id, x.allowed, x.by])).toEqual([
         [transcript, false, 'hook'],
