@@ -159,9 +159,21 @@ const cache = new WeakMap<Ledger, Map<string, CacheEntry>>();
  */
 export function sessionDecisions(ledger: Ledger, runId: string): SessionDecisions | null {
   const raw = statements(ledger).row.get(runId) as
-    { run_id: string; format: string; meta: string } | undefined;
+    | {
+        run_id: string;
+        format: string;
+        source_run_id: unknown;
+        renamed_from: unknown;
+        conversation_id: unknown;
+      }
+    | undefined;
   if (!raw) return null;
-  const session = sessionOfRun({ run_id: raw.run_id, format: raw.format, meta: parseMeta(raw.meta) });
+  const meta: Record<string, unknown> = {
+    source_run_id: raw.source_run_id ?? undefined,
+    bundle: { renamed_from: raw.renamed_from ?? undefined },
+    otlp: { conversation_id: raw.conversation_id ?? undefined },
+  };
+  const session = sessionOfRun({ run_id: raw.run_id, format: raw.format, meta });
   if (session === null) return null;
   const runs = runsOfSession(ledger, session);
   if (runs.length < 2 || !runs.some((r) => r.run_id === runId)) return null;
