@@ -151,7 +151,8 @@ const without = (o: Obj, keys: readonly string[]): Obj => {
  * - transcript_linked: `run_id` and `file` (named by the agent's session id) left out, `subagent`
  *   kept as whether the transcript is a subagent's;
  * - files_redacted: `home.kept` (the transcripts kept, named by the run's workspace, the agent's
- *   session and subagent ids) compared by how many;
+ *   session and subagent ids) compared by how many; `home.removed` (how many files of its own the
+ *   agent left in its home: caches, whose number varies from run to run) left out;
  * - run_started with an `agent.model_from`: `paths` (the run's own folders) left out;
  * - any event's `agent_id` (the subagent that made a call: Claude Code names each anew per run)
  *   becomes `<agent>`.
@@ -186,7 +187,7 @@ function agentView(kind: string, payload: Obj): Obj {
       const home = obj(p.home);
       if (!home || !Array.isArray(home.kept)) return p;
       const out = without(p, ['home']);
-      out.home = { ...without(home, ['kept']), kept: home.kept.length };
+      out.home = { ...without(home, ['kept', 'removed']), kept: home.kept.length };
       return out;
     }
     case 'run_started':

@@ -3,7 +3,8 @@
  * Rerun and compare real agents from the command line, as users do: the built CLI runs the real
  * Claude Code (pinned, sim source: no key) on a catalog task. `--repeat 2` reports the pass rate
  * and that the runs do not part (their digests are taken with what is run-specific normalised:
- * paths, run id, token, session and subagent ids, times); a run under another configuration
+ * paths, run id, token, session and subagent ids, times), for Claude Code and for Codex; a run
+ * under another configuration
  * (`--config` with a CLAUDE.md) diffed against one of them with `proofloop diff` parts at the
  * first request, cause `request`, at the conversation's message that carries the instructions,
  * and says how the two were set up differently.
@@ -27,10 +28,12 @@ beforeAll(() => {
   tasks = path.join(f.dir, 'tasks');
   cpSync(path.join(repoRoot, 'tasks'), tasks, { recursive: true });
   // The CLI's start and a hook process per call take seconds on a loaded machine (as in real-agents).
-  const t = path.join(tasks, 'fix-slugify', 'tools.json');
-  const policy = JSON.parse(readFileSync(t, 'utf8'));
-  policy.budget.wall_ms = 600_000;
-  writeFileSync(t, JSON.stringify(policy, null, 2));
+  for (const task of ['fix-slugify', 'fix-discount']) {
+    const t = path.join(tasks, task, 'tools.json');
+    const policy = JSON.parse(readFileSync(t, 'utf8'));
+    policy.budget.wall_ms = 600_000;
+    writeFileSync(t, JSON.stringify(policy, null, 2));
+  }
 });
 
 const cli = async (...args: string[]) => {
@@ -91,3 +94,14 @@ describe(
     });
   },
 );
+
+describe('repeat Codex (the CLI, sim source)', { timeout: 600_000 }, () => {
+  it('--repeat 2: pass rate 2/2, and the runs do not part (its own caches and rollout names set aside)', async () => {
+    const r = await cli('run', 'fix-discount', '--agent', 'codex', '--repeat', '2');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ passed: 2, total: 2, pass_rate: 1, runs_like_first: 1 });
+    const d = await cli('diff', r.json.runs[0].run_id, r.json.runs[1].run_id);
+    expect(d.json.first_divergence).toBeNull();
+    expect(d.json.cause).toBeNull();
+  });
+});

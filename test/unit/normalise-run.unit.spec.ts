@@ -124,7 +124,10 @@ describe('the run diff compares real agents by their normalised digests', () => 
       }),
       ev(runId, 5, 'agent_exited', { code: 0, signal: null, stdout: { digest: raw('stdout'), bytes: 9 } }),
       ev(runId, 6, 'files_redacted', {
-        home: { kept: [`home/.claude/projects/-elsewhere-${runId}-workspace/${runId}.jsonl`], removed: 8 },
+        home: {
+          kept: [`home/.claude/projects/-elsewhere-${runId}-workspace/${runId}.jsonl`],
+          removed: runId.length,
+        },
         workspace: [{ path: '.env', credentials: 2 }],
       }),
       ev(runId, 7, 'transcript_linked', {
