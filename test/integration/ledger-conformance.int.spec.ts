@@ -208,6 +208,17 @@ describe.each(engines)('ledger engine: %s', (name, make, skip) => {
     await rw.appendBatch([started(), ...Array.from({ length: 700 }, (_, i) => step(i + 1))]);
     await rw.close();
     expect((await ref.stateAt('r6', 650)).state).toEqual(at650.state);
+    // A fold longer than one round trip's page (5,000 events on PostgreSQL), from no snapshot.
+    const long = [started(), ...Array.from({ length: 5300 }, (_, i) => step(i + 1))];
+    const lw = await e.writer('r6-long', { create: {} });
+    await lw.appendBatch(long);
+    await lw.close();
+    const rl = await ref.writer('r6-long', { create: {} });
+    await rl.appendBatch(long);
+    await rl.close();
+    const far = await e.stateAt('r6-long', 5250);
+    expect(far.state.seq).toBe(5250);
+    expect(far.state).toEqual((await ref.stateAt('r6-long', 5250)).state);
   });
 
   test('chained events put from elsewhere keep their hashes; one that does not continue the head is refused', async () => {

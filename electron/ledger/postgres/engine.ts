@@ -117,6 +117,19 @@ export class PostgresEngine implements LedgerEngine {
     }
   }
 
+  /** q() as a named prepared statement: parsed and planned once a connection, not at every call. */
+  async prepared<R extends pg.QueryResultRow>(
+    name: string,
+    sql: string,
+    params: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>({ name, text: sql, values: params });
+    } catch (err) {
+      throw asLedgerError(err, this.location);
+    }
+  }
+
   async createRun(runId: string, opts: CreateRunOptions = {}): Promise<void> {
     if (!RUN_ID_RE.test(runId)) {
       throw new ProofloopError(
@@ -289,7 +302,12 @@ export class PostgresEngine implements LedgerEngine {
    * it); a longer fold reads on in pages.
    */
   async stateAt(runId: string, seq: number): Promise<{ seq: number; state: RunState; via: string }> {
-    const first = await this.q<StateRow>(STATE_SQL, [runId, PROJECTION_VERSION, Math.max(0, seq), FOLD_PAGE]);
+    const first = await this.prepared<StateRow>('proofloop_state_at', STATE_SQL, [
+      runId,
+      PROJECTION_VERSION,
+      Math.max(0, seq),
+      FOLD_PAGE,
+    ]);
     const header = first.rows[0];
     if (!header || header.seq !== -1)
       throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
@@ -299,9 +317,9 @@ export class PostgresEngine implements LedgerEngine {
     let state: RunState = initialState(runId);
     let done = 0;
     let via = 'fold';
-    if (header.at !== null && header.payload !== null) {
-      state = decodeState(header.payload.toString('utf8'));
-      done = Number(header.at);
+    if (header.v !== null && header.payload !== null) {
+      state = decodeState(header.payload);
+      done = header.v;
       via = 'snapshot';
     }
     const toStore: { seq: number; state: string }[] = [];
@@ -313,7 +331,7 @@ export class PostgresEngine implements LedgerEngine {
           kind: r.kind,
           v: r.v!,
           at: r.at!,
-          payload: JSON.parse(r.payload!.toString('utf8')) as Record<string, unknown>,
+          payload: JSON.parse(r.payload!) as Record<string, unknown>,
         };
         if (fmt !== 'proofloop') {
           e.fmt = fmt;
@@ -328,7 +346,8 @@ export class PostgresEngine implements LedgerEngine {
     while (done < target) {
       const no = await this.runNo(runId);
       const rows = await this.q<StateRow>(
-        'SELECT seq, kind, v, at, payload, source FROM events WHERE run_no = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq',
+        `SELECT seq, kind, v, at, convert_from(payload, 'UTF8') AS payload, source FROM events
+          WHERE run_no = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq`,
         [no, done + 1, Math.min(target, done + FOLD_PAGE)],
       );
       if (rows.rows.length === 0) break;
@@ -522,23 +541,25 @@ interface StateRow {
   kind: string;
   v: number | null;
   at: string | null;
-  payload: Buffer | null;
+  /** An event's payload as text; the header's: the snapshot's state. */
+  payload: string | null;
   source: string | null;
 }
 
 /**
  * The state at $3 of run $1 in one round trip: first a header row (seq -1: kind the run's format,
- * source its head seq, at and payload the nearest snapshot's seq and state of projection $2, NULL
- * without one), then up to $4 events after that snapshot, to $3 or the head. No run: no rows.
+ * v and payload the nearest snapshot's seq and state of projection $2, NULL without one, source the
+ * run's head seq), then up to $4 events after that snapshot, to $3 or the head. No run: no rows.
+ * Payloads come as text (convert_from): bytea would travel as hex, twice the bytes, and be decoded here.
  */
 const STATE_SQL = `WITH r AS (SELECT run_no, head_seq, format FROM runs WHERE run_id = $1),
   s AS (SELECT sn.seq, sn.state FROM r, LATERAL (SELECT seq, state FROM snapshots
           WHERE run_no = r.run_no AND version = $2 AND seq <= LEAST($3, r.head_seq) ORDER BY seq DESC LIMIT 1) sn)
-SELECT -1::bigint AS seq, r.format AS kind, NULL::int AS v, s.seq::text AS at,
-       convert_to(s.state, 'UTF8') AS payload, r.head_seq::text AS source
+SELECT -1::bigint AS seq, r.format AS kind, s.seq::int AS v, NULL::text AS at,
+       s.state AS payload, r.head_seq::text AS source
   FROM r LEFT JOIN s ON true
 UNION ALL
-SELECT e.seq, e.kind, e.v, e.at, e.payload, e.source
+SELECT e.seq, e.kind, e.v, e.at, convert_from(e.payload, 'UTF8'), e.source
   FROM r, events e
  WHERE e.run_no = r.run_no
    AND e.seq > COALESCE((SELECT seq FROM s), 0)
