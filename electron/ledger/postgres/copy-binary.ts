@@ -11,7 +11,8 @@ export type CopyType = 'int8' | 'int4' | 'text' | 'bytea';
 export type CopyColumn =
   | { type: 'int8' | 'int4'; values: readonly (number | null)[] }
   | { type: 'text'; values: readonly (string | null)[] }
-  | { type: 'bytea'; values: readonly (Buffer | null)[] };
+  /** bytea: bytes, or a string stored as its UTF-8 bytes (a payload's canonical JSON, not copied to a Buffer first). */
+  | { type: 'bytea'; values: readonly (Buffer | string | null)[] };
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
@@ -22,18 +23,16 @@ export function encodeCopyBinary(columns: readonly CopyColumn[], rows: number): 
   }
   // Sizes first: header (signature, flags, extension length), per row its field count, trailer.
   let size = SIGNATURE.length + 8 + rows * 2 + 2;
+  // The UTF-8 length of each string value (text, or bytea given as a string), measured once.
   const textLengths: (number[] | null)[] = columns.map((c) => {
-    if (c.type === 'text') {
-      const lens = c.values.map((v) => (v === null ? -1 : Buffer.byteLength(v)));
+    if (c.type === 'text' || c.type === 'bytea') {
+      const lens = (c.values as readonly (Buffer | string | null)[]).map((v) =>
+        v === null ? -1 : typeof v === 'string' ? Buffer.byteLength(v) : v.length,
+      );
       for (const l of lens) size += 4 + Math.max(0, l);
       return lens;
     }
-    for (const v of c.values) {
-      if (v === null) size += 4;
-      else if (c.type === 'int8') size += 12;
-      else if (c.type === 'int4') size += 8;
-      else size += 4 + (v as Buffer).length;
-    }
+    for (const v of c.values) size += v === null ? 4 : c.type === 'int8' ? 12 : 8;
     return null;
   });
   const buf = Buffer.allocUnsafe(size);
@@ -56,14 +55,10 @@ export function encodeCopyBinary(columns: readonly CopyColumn[], rows: number): 
       } else if (c.type === 'int4') {
         o = buf.writeInt32BE(4, o);
         o = buf.writeInt32BE(v as number, o);
-      } else if (c.type === 'text') {
+      } else {
         const len = textLengths[k]![r]!;
         o = buf.writeInt32BE(len, o);
-        o += buf.write(v as string, o, len, 'utf8');
-      } else {
-        const b = v as Buffer;
-        o = buf.writeInt32BE(b.length, o);
-        o += b.copy(buf, o);
+        o += typeof v === 'string' ? buf.write(v, o, len, 'utf8') : (v as Buffer).copy(buf, o);
       }
     }
   }

@@ -509,7 +509,7 @@ async function insertRows(
       { type: 'text', values: events.map((e) => e.kind) },
       { type: 'int4', values: events.map((e) => e.v) },
       { type: 'text', values: events.map((e) => e.at) },
-      { type: 'bytea', values: events.map((e) => Buffer.from(e.payloadJson, 'utf8')) },
+      { type: 'bytea', values: events.map((e) => e.payloadJson) },
       { type: 'bytea', values: events.map((e) => hexBytes(e.hash, 'hash', e.seq)) },
       { type: 'bytea', values: events.map((e) => (e.digest ? hexBytes(e.digest, 'digest', e.seq) : null)) },
       { type: 'int8', values: events.map((e) => e.line ?? null) },

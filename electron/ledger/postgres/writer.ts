@@ -232,7 +232,7 @@ export class PgWriter implements EngineWriter {
         { type: 'text', values: c.kinds },
         { type: 'int4', values: c.vs },
         { type: 'text', values: c.ats },
-        { type: 'bytea', values: c.jsons.map((j) => Buffer.from(j, 'utf8')) },
+        { type: 'bytea', values: c.jsons },
         { type: 'bytea', values: Array.from({ length: n }, (_, i) => hashes.subarray(i * 32, i * 32 + 32)) },
       ],
       n,
