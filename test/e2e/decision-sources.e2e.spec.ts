@@ -34,6 +34,9 @@ test('a transcript and its telemetry that disagree on a call show a decision_con
   folder,
   page,
 }) => {
+  // A server to start and 22 bodies to receive and commit before the page opens: on a loaded
+  // two-core machine that alone has taken most of the default minute.
+  test.setTimeout(180_000);
   const agree = manifest.sessions['claude-code-proto']!;
   const disagree = manifest.sessions['claude-code-json']!;
   for (const s of [agree, disagree]) {
