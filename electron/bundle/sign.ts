@@ -22,6 +22,11 @@ export function defaultKeyDir(): string {
 const PRIVATE = 'bundle-signing.key';
 const PUBLIC = 'bundle-signing.pub';
 
+/** The public key file a reviewer passes to `verify-bundle --key`. */
+export function publicKeyFile(keyDir: string = defaultKeyDir()): string {
+  return path.join(keyDir, PUBLIC);
+}
+
 export interface SigningKey {
   privateKey: KeyObject;
   publicKey: KeyObject;

@@ -436,6 +436,10 @@ describe('open', () => {
       process.exitCode = 0;
     }
     expect(codes).toEqual([0, 0, 0]);
+    // The signed export says which file a reviewer needs for `verify-bundle --key`, and it is there.
+    const keyFile = /public key (\S+): give it to the reviewer for verify-bundle --key/.exec(writes[0]!)?.[1];
+    expect(keyFile).toMatch(/bundle-signing\.pub$/);
+    expect(readFileSync(keyFile!, 'utf8')).toContain('BEGIN PUBLIC KEY');
     const json = JSON.parse(writes[1]!);
     expect(json).toMatchObject({ ok: true, integrity: 'ok', signature: 'valid' });
     expect(writes.join('')).toContain('opened');

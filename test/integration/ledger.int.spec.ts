@@ -158,6 +158,18 @@ describe('ledger on a real SQLite file', () => {
     expect(named).toEqual(targets);
   });
 
+  it('verify of a file that is not there names the file, not a run', async () => {
+    const dir = folder();
+    const missing = await cli(['--folder', dir, 'verify', 'logs/events.jsonl']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('logs/events.jsonl: no such file (');
+    expect(missing.stderr).toContain(`no run of that id in ${dir}`);
+    // A plain run id that is not there is still a missing run.
+    const noRun = await cli(['--folder', dir, 'verify', 'demo-001']);
+    expect(noRun.code).toBe(2);
+    expect(noRun.stderr).toMatch(/no run "demo-001"/);
+  });
+
   it('append from the CLI says why a payload is refused, and commits nothing', async () => {
     const dir = folder();
     const notJson = await cli(['--folder', dir, 'append', 'r', 'model_responded', '{"content":"hi"']);

@@ -4,6 +4,7 @@ import { ProofloopError } from '../../../shared/result';
 import { exportBundle, openBundle, previewBundle, verifyBundle, type RedactionProfile } from '../../bundle';
 import { exportAtif } from '../../bundle/atif';
 import type { BundleVerdict } from '../../bundle/format';
+import { publicKeyFile } from '../../bundle/sign';
 import type { CliContext } from '../context';
 import { EXIT } from '../context';
 import { table } from '../format';
@@ -171,7 +172,8 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
                     .join(', ')})`
                 : ''),
             m.signer
-              ? `signed with ${m.signer.fingerprint}`
+              ? // Where the public key is: the reviewer needs it to prove completeness.
+                `signed with ${m.signer.fingerprint} (public key ${publicKeyFile()}: give it to the reviewer for verify-bundle --key)`
               : 'not signed (--sign seals counts and head hashes)',
             ...m.runs.map((x) => `  ${x.run_id}: ${x.events} events, head ${x.head_hash.slice(0, 16)}…`),
           ].join('\n'),

@@ -12,6 +12,7 @@ import { appendLines } from '../append-lines';
 import { readArtifact } from '../../runner/artifacts';
 import { artifactsHomeOf } from '../../service/runner';
 import type { StoredEvent } from '../../ledger';
+import { ProofloopError } from '../../../shared/result';
 import type { z } from 'zod';
 import type { VerifyReportSchema } from '../../../shared/api/ledger';
 
@@ -160,9 +161,17 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
         return;
       }
       const svc = await ctx.service();
+      const ledger = svc.ctx.ledger();
+      // A target shaped as a file that is not there is named as the file it was meant to be:
+      // "no run \"logs/events.jsonl\"" sent a reader looking for a run.
+      if (!ledger.run(target) && looksLikePath(target)) {
+        throw new ProofloopError(
+          'not_found',
+          `${target}: no such file (${asFile}), and no run of that id in ${ledger.folder}`,
+        );
+      }
       const report = await svc.invoke('run.verify', { run_id: target });
       // A sealed run: its seal checked against its source file, when that is still there.
-      const ledger = svc.ctx.ledger();
       const source = checkRunSource(ledger.db, ledger.folder, ledger.run(target)!);
       const known = (l: number | null) =>
         report.findings.some((f) => f.code === 'file_rewritten' && f.line === l);
@@ -246,4 +255,9 @@ async function appendStdin(ctx: CliContext, run: string): Promise<void> {
   } finally {
     writer.close();
   }
+}
+
+/** A verify target written as a path (a folder in it, or a JSONL/JSON file's extension). */
+function looksLikePath(target: string): boolean {
+  return /[\\/]/.test(target) || /\.jsonl?$/i.test(target);
 }
