@@ -17,6 +17,20 @@ test('web mode opens a second folder from the page, without a restart; a folder 
     try {
       await page.goto(`${served.base}/#token=${served.token}`);
       await expect(page.locator('[data-testid="run-item"][data-run-id="run-in-first"]')).toBeVisible();
+      // The menu is a menu: Escape closes it, and so does a click anywhere else.
+      await page.getByTestId('folder-path').click();
+      await expect(page.getByTestId('folder-menu')).toBeVisible();
+      await page.keyboard.press('Escape');
+      await expect(page.getByTestId('folder-menu')).toHaveCount(0);
+      await page.getByTestId('folder-path').click();
+      await expect(page.getByTestId('folder-menu')).toBeVisible();
+      await page.locator('[data-testid="run-item"][data-run-id="run-in-first"]').click();
+      await expect(page.getByTestId('folder-menu')).toHaveCount(0);
+      // `?` lists every key the README names, PageUp/PageDown included.
+      await page.keyboard.press('?');
+      await expect(page.getByTestId('help-box')).toContainText('PageUp / PageDown');
+      await page.keyboard.press('Escape');
+      await expect(page.getByTestId('help-box')).toHaveCount(0);
       await page.getByTestId('folder-path').click();
       const options = page.getByTestId('folder-option');
       await expect(options).toHaveCount(2);

@@ -1,6 +1,7 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { call } from '../../api/api';
 import { useApp } from '../../store';
+import { useEscape } from '../../ui/Modal';
 
 /**
  * The open folder's path, and a menu of the folders this window may open (the app's recent
@@ -13,8 +14,20 @@ export function FolderMenu() {
   const [open, setOpen] = useState(false);
   const [recent, setRecent] = useState<string[] | null>(null);
   const current = folder?.folder ?? null;
+  const root = useRef<HTMLSpanElement>(null);
+  // A menu, not a dialog: Escape or a click anywhere else closes it (it stayed open over the
+  // runs list and the timeline until its button was clicked again).
+  useEscape(() => setOpen(false));
+  useEffect(() => {
+    if (!open) return;
+    const onDown = (e: MouseEvent) => {
+      if (!root.current?.contains(e.target as Node)) setOpen(false);
+    };
+    document.addEventListener('mousedown', onDown);
+    return () => document.removeEventListener('mousedown', onDown);
+  }, [open]);
   return (
-    <span className="folder-menu">
+    <span className="folder-menu" ref={root}>
       <button
         type="button"
         className="folder mono linklike"

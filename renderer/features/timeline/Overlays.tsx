@@ -250,6 +250,7 @@ export function HelpBox() {
     ['Shift + → / Shift + j', 'next denial, error, timeout, budget or verdict'],
     ['Shift + ←', 'previous notable event'],
     ['Home / End', 'first / last event'],
+    ['PageUp / PageDown', '25 events back / ahead'],
     ['g', 'go to seq'],
     ['/', 'search payloads'],
     ['f', 'filter kinds'],
