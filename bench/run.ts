@@ -13,6 +13,7 @@ import { benchUi } from './ui';
 import { benchOtlp } from './otlp';
 import { benchOpen } from './open';
 import { benchSessions } from './sessions';
+import { benchPeer } from './peer';
 import { benchInspect } from './inspect';
 import { benchTeamLedger } from './team-ledger';
 import { benchGateway } from './gateway';
@@ -31,6 +32,9 @@ const benches: { name: string; run: () => unknown }[] = [
   { name: 'team-ledger', run: () => benchTeamLedger() },
   // An Inspect AI log with 100,000 events in one sample (PL_BENCH_INSPECT_EVENTS=<n>).
   { name: 'inspect', run: () => benchInspect() },
+  // Beside claude-run 0.3.0 (npm, installed into a temporary folder): 5 small sessions and a 200 MB
+  // one, first messages and peak RSS (PL_BENCH_PEER_PART=small|big: one of them).
+  { name: 'peer', run: () => benchPeer(process.env.PL_BENCH_PEER_PART as 'small' | 'big' | undefined) },
   // PL_BENCH_SESSIONS_PART=many|big: one half of it.
   {
     name: 'sessions',

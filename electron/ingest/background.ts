@@ -11,6 +11,8 @@ import { parsedBlocks } from './source';
  * run's head until it is imported, and stays there (the big-lines e2e test's seq 2 is in it).
  */
 const FIRST_BLOCK = 256 << 10;
+/** What this thread imports before a worker takes over (see ingestFolderInWorker). */
+export const SMALL_IMPORT = 4 << 20;
 
 /**
  * A folder's import for a process that also serves a page (serve, the app): in a worker thread
@@ -52,18 +54,37 @@ export async function ingestFolderInWorker(
   // The first commit is made here: a worker takes ~0.3–0.6 s to load its bundle on a busy
   // machine, and the page waits for those first rows. The import stops after it (losing nothing:
   // a stop drops only what is not committed) and the worker goes on from the stored progress.
+  //
+  // A small folder (a few sessions) is imported here whole: starting the worker (its bundle, its
+  // SQLite connection, its heap) cost more time and memory than the import itself: 5 small Claude
+  // Code sessions, first messages ~1 s later and ~40 MB more peak RSS with it (bench/peer.ts). The
+  // import goes on here while what it has read, with the rest of the file it reads, stays under
+  // SMALL_IMPORT; past that (a large file at once), after its next commit, the worker takes over.
   const first = new AbortController();
   const signals = control.signal ? [control.signal, first.signal] : [first.signal];
-  const head = await ingestFolder(ledger, onProgress, {
-    signal: AbortSignal.any(signals),
-    // One small block, parsed here: no read-ahead, no parse workers started for it.
-    source: parsedBlocks,
-    blockSize: FIRST_BLOCK,
-    onCommit: () => {
-      control.onCommit?.();
-      first.abort();
+  const read = new Map<string, number>();
+  let readHere = 0;
+  let big = false;
+  const head = await ingestFolder(
+    ledger,
+    (p) => {
+      readHere += p.bytes - (read.get(p.file) ?? 0);
+      read.set(p.file, p.bytes);
+      // What is read here and the rest of this file: a large file goes to the worker at once.
+      if (readHere + (p.total - p.bytes) >= SMALL_IMPORT) big = true;
+      onProgress?.(p);
     },
-  });
+    {
+      signal: AbortSignal.any(signals),
+      // Small blocks, parsed here: no read-ahead, no parse workers started for them.
+      source: parsedBlocks,
+      blockSize: FIRST_BLOCK,
+      onCommit: () => {
+        control.onCommit?.();
+        if (big) first.abort();
+      },
+    },
+  );
   if (!head.aborted || control.signal?.aborted) return head;
   const rest = await inWorker(ledger, onProgress, control, apart);
   return { ...rest, events: head.events + rest.events, findings: head.findings + rest.findings };

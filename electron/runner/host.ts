@@ -340,6 +340,13 @@ export class RunHost {
    * interrupted call is re-run only if it is a read, and the run goes on to its end.
    */
   resume(runId: string): { run_id: string; done: Promise<RunResult> } {
+    // The simulated agent's state is the ledger; a real agent's died with its process.
+    const real = this.realSettingsOf(runId);
+    if (real)
+      throw new ProofloopError(
+        'conflict',
+        `run ${runId} is a real agent's run (${real.agent}): resume continues the simulated agent only; rerun it instead`,
+      );
     const settings = this.settingsOf(runId);
     const events = this.ledger.read(runId);
     const r = reconstruct(events);

@@ -32,6 +32,8 @@ export interface TasksSlice {
   loadAgents(): Promise<void>;
   startTask(req: StartRequest): Promise<void>;
   rerun(mode: 'rerun' | 'replay'): Promise<void>;
+  /** Continues the selected run from its ledger (proofloop resume), following it live. */
+  resume(): Promise<void>;
   onJob(p: JobProgress): void;
   clearActionError(): void;
 }
@@ -85,6 +87,16 @@ export const createTasksSlice: StateCreator<AppState, [], [], TasksSlice> = (set
     set({ compareWith: runId });
     await get().loadRuns();
     get().selectRun(r.value.run_id);
+    get().setFollow(true);
+  },
+  async resume() {
+    const runId = get().runId;
+    if (!runId) return;
+    set({ actionBusy: true, actionError: null });
+    const r = await callOptional('run.resume', { run_id: runId });
+    set({ actionBusy: false });
+    if (!r.ok) return set({ actionError: r.error });
+    await get().loadRuns();
     get().setFollow(true);
   },
   onJob(p) {

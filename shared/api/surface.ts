@@ -25,6 +25,7 @@ export const RENDERER_METHODS = [
   'agents.list',
   'run.start',
   'run.rerun',
+  'run.resume',
   'state.at',
   'state.changes',
   'runs.diff',

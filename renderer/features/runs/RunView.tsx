@@ -19,6 +19,7 @@ import { OutcomeBadge } from './OutcomeBadge';
 import { SpanTree } from '../spans/SpanTree';
 import { ReplayBanner } from './ReplayBanner';
 import { replayedRunOf, runAgentOf } from './runAgent';
+import { ResumeControl } from './ResumeControl';
 
 function SeqIndicator() {
   const seq = useApp((s) => s.viewSeq);
@@ -187,6 +188,7 @@ function RunHeader() {
             >
               ↻ Rerun
             </button>
+            {run && <ResumeControl run={run} />}
             <button
               type="button"
               className="btn small"

@@ -1,0 +1,372 @@
+/**
+ * ProofLoop beside a peer viewer of Claude Code sessions (issue 29): `claude-run` 0.3.0 from npm,
+ * installed into a temporary folder at bench time (never a project dependency), on the same
+ * folders in the same run. For each folder and each viewer, a whole server process in Debian's
+ * Chromium, as a new user meets it: start the server, open its page as soon as it is listening,
+ * click the session, and time until the session's first assistant text is on screen ("first
+ * messages"); then peak RSS of the server process (GNU time), which is stopped 2 s after.
+ * - small: a `.claude` folder of 5 small sessions (~4 turns each) in 3 projects;
+ * - big: one 200 MB session with multi-MB lines (as bench/sessions.ts writes them).
+ * ProofLoop runs `serve <dir>/projects --no-otlp` on a fresh PROOFLOOP_HOME (its first open of the
+ * folder: the ledger is built then); claude-run `--dir <dir> --no-open`, which lists sessions from
+ * `<dir>/history.jsonl` (written here as Claude Code writes it) and reads a session's file when it
+ * is opened. Goal (issue 29): no slower and no more memory than claude-run on the small folder.
+ *
+ * `npx tsx bench/peer.ts [small|big]` after `npm run build`; PL_BENCH_PEER_ROUNDS=<n> (default 2
+ * on small, 1 on big) alternates which viewer goes first; PL_BENCH_PEER_BIG_MB=<mb> (200).
+ */
+import { chromium, type Browser } from '@playwright/test';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { figures, spawnMeasured, type ChildFigures } from './child';
+import { cliArgs, cliRoot } from './cli';
+import { writeClaudeSession, uuidOf } from './gen-claude';
+import { CHROMIUM_LAUNCH } from '../test/e2e/helpers/chromium';
+import { mulberry32 } from '../shared/prng';
+import { isMain } from './is-main';
+
+export const PEER = { name: 'claude-run', version: '0.3.0' };
+/** Kept for the figures after first messages, the same for both viewers. */
+const SETTLE_MS = 2000;
+
+type Obj = Record<string, unknown>;
+
+interface Folder {
+  dir: string;
+  /** The session clicked: its first prompt's opening words (both lists show them), its first text. */
+  session: string;
+  promptPrefix: string;
+  textPrefix: string;
+  sessions: number;
+  mb: number;
+}
+
+/** The first words of a text, on its first line: what `getByText` finds whole in either page. */
+const prefix = (t: string, n = 40): string => t.split('\n')[0]!.trim().slice(0, n).trim();
+
+/** Writes Claude Code's `history.jsonl` for the sessions, newest last, as the CLI appends it. */
+function writeHistory(
+  dir: string,
+  entries: { display: string; project: string; sessionId: string; ts: number }[],
+) {
+  for (const e of entries)
+    appendFileSync(
+      path.join(dir, 'history.jsonl'),
+      JSON.stringify({
+        display: e.display,
+        pastedContents: {},
+        timestamp: e.ts,
+        project: e.project,
+        sessionId: e.sessionId,
+      }) + '\n',
+    );
+}
+
+/** The first prompt and the first assistant text of a generated session, read from its file. */
+function firstTexts(file: string): { prompt: string; text: string } {
+  let prompt = '';
+  let text = '';
+  // Only the head of the file: a big session's first lines are small.
+  const fd = readFileSync(file, { encoding: 'utf8', flag: 'r' }).slice(0, 1 << 20);
+  for (const line of fd.split('\n')) {
+    if (!line.trim()) continue;
+    let rec: Obj;
+    try {
+      rec = JSON.parse(line) as Obj;
+    } catch {
+      continue;
+    }
+    const m = rec.message as Obj | undefined;
+    if (!prompt && rec.type === 'user' && m) {
+      const c = m.content;
+      if (typeof c === 'string') prompt = c;
+      else if (Array.isArray(c)) {
+        const t = (c as Obj[]).find((b) => b.type === 'text');
+        if (t) prompt = String(t.text);
+      }
+    }
+    if (!text && rec.type === 'assistant' && m && Array.isArray(m.content)) {
+      const t = (m.content as Obj[]).find((b) => b.type === 'text');
+      if (t) text = String(t.text);
+    }
+    if (prompt && text) break;
+  }
+  return { prompt, text };
+}
+
+function smallFolder(root: string): Folder {
+  const dir = path.join(root, 'small', '.claude');
+  const r = mulberry32(29);
+  const entries = [];
+  const seen = new Set<string>();
+  let pick: Folder | null = null;
+  for (let i = 0, seed = 1; entries.length < 5; seed++) {
+    const sid = uuidOf(r);
+    const cwd = `/home/dev/app-${i % 3}`;
+    const file = path.join(dir, 'projects', `-home-dev-app-${i % 3}`, `${sid}.jsonl`);
+    const w = writeClaudeSession(file, { sessionId: sid, cwd, turns: 4, seed: seed * 7 });
+    const { prompt, text } = firstTexts(file);
+    // Sessions whose prompts open alike would make the click ambiguous: write another instead.
+    if (seen.has(prefix(prompt)) || !prefix(text)) {
+      rmSync(file);
+      continue;
+    }
+    seen.add(prefix(prompt));
+    entries.push({
+      display: prompt,
+      project: cwd,
+      sessionId: sid,
+      ts: Date.parse('2026-02-10T09:00:00Z') + i * 60_000,
+    });
+    // The middle session: neither the first nor the last either list shows.
+    if (i === 2)
+      pick = {
+        dir,
+        session: sid,
+        promptPrefix: prefix(prompt),
+        textPrefix: prefix(text),
+        sessions: 5,
+        mb: w.bytes / 2 ** 20,
+      };
+    i++;
+  }
+  writeHistory(dir, entries);
+  return { ...pick!, mb: Number(pick!.mb.toFixed(2)) };
+}
+
+function bigFolder(root: string, mbs: number): Folder {
+  const dir = path.join(root, 'big', '.claude');
+  const sid = uuidOf(mulberry32(200));
+  const file = path.join(dir, 'projects', '-home-dev-big', `${sid}.jsonl`);
+  const w = writeClaudeSession(file, {
+    sessionId: sid,
+    cwd: '/home/dev/big',
+    bytes: mbs << 20,
+    bigEvery: 60,
+    seed: 5,
+  });
+  const { prompt, text } = firstTexts(file);
+  writeHistory(dir, [
+    { display: prompt, project: '/home/dev/big', sessionId: sid, ts: Date.parse('2026-02-10T09:00:00Z') },
+  ]);
+  return {
+    dir,
+    session: sid,
+    promptPrefix: prefix(prompt),
+    textPrefix: prefix(text),
+    sessions: 1,
+    mb: Math.round(w.bytes / 2 ** 20),
+  };
+}
+
+/** `npm install --prefix <tmp> claude-run@0.3.0`; the path of its entry, or why not. */
+function installPeer(root: string): { bin: string } | { error: string } {
+  const prefixDir = path.join(root, 'peer');
+  mkdirSync(prefixDir, { recursive: true });
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const r = spawnSync(
+    npm,
+    [
+      'install',
+      '--prefix',
+      prefixDir,
+      `${PEER.name}@${PEER.version}`,
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+    ],
+    { encoding: 'utf8', timeout: 300_000 },
+  );
+  const bin = path.join(prefixDir, 'node_modules', PEER.name, 'dist', 'index.js');
+  if (r.status !== 0 || !existsSync(bin))
+    return {
+      error: `npm install ${PEER.name}@${PEER.version} failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr ?? '').trim().slice(-400)}`,
+    };
+  return { bin };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+interface ViewerFigures {
+  url_ms: number;
+  page_loaded_ms: number;
+  session_listed_ms: number;
+  first_messages_ms: number;
+  process: ChildFigures;
+}
+
+/** One viewer on one folder: server start → URL → page → session listed → its first messages. */
+async function timeViewer(
+  browser: Browser,
+  viewer: 'proofloop' | 'claude-run',
+  folder: Folder,
+  peerBin: string,
+  home: string,
+): Promise<ViewerFigures> {
+  const port = await freePort();
+  const run =
+    viewer === 'proofloop'
+      ? spawnMeasured(
+          process.execPath,
+          cliArgs(
+            ['--json', 'serve', path.join(folder.dir, 'projects'), '--no-otlp', '--port', String(port)],
+            `peer-${viewer}`,
+          ),
+          { cwd: cliRoot(), env: { ...process.env, PROOFLOOP_HOME: home } },
+        )
+      : spawnMeasured(process.execPath, [peerBin, '--dir', folder.dir, '--port', String(port), '--no-open'], {
+          cwd: path.dirname(peerBin),
+        });
+  process.stderr.write(`peer: ${viewer} started\n`);
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  process.stderr.write(`peer: ${viewer} page opened\n`);
+  let out: Omit<ViewerFigures, 'process'> | null = null;
+  let failure: Error | null = null;
+  try {
+    const printed = await run.waitForLine((l) =>
+      viewer === 'proofloop' ? /"url":/.test(l) : /running at http/.test(l),
+    );
+    const url =
+      viewer === 'proofloop'
+        ? (JSON.parse(`{${printed.line.trim().replace(/,$/, '')}}`) as { url: string }).url
+        : `http://localhost:${port}/`; // claude-run listens on localhost (::1 or 127.0.0.1)
+    const t0 = performance.now() - printed.ms; // the spawn, on this clock
+    const say = (what: string) =>
+      process.stderr.write(`peer: ${viewer} ${what} at ${Math.round(performance.now() - t0)} ms\n`);
+    say('printed its URL');
+    await page.goto(url, { timeout: 300_000 });
+    say('page loaded');
+    const loaded = performance.now() - t0;
+    const item = page.getByText(folder.promptPrefix).first();
+    await item.waitFor({ timeout: 300_000 });
+    const listed = performance.now() - t0;
+    say('listed the session');
+    await item.click();
+    await page.getByText(folder.textPrefix).first().waitFor({ state: 'visible', timeout: 300_000 });
+    const first = performance.now() - t0;
+    say('showed its first messages');
+    out = {
+      url_ms: Math.round(printed.ms),
+      page_loaded_ms: Math.round(loaded),
+      session_listed_ms: Math.round(listed),
+      first_messages_ms: Math.round(first),
+    };
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+  } catch (e) {
+    failure = e as Error;
+  }
+  await page.close();
+  const f = await run.stop();
+  if (!out) {
+    const done = await run.done.catch(() => null);
+    throw new Error(
+      `${viewer} did not show the session (${failure?.message}): ${(done?.stderr ?? '').slice(-600)}`,
+    );
+  }
+  return { ...out, process: figures(f) };
+}
+
+async function compare(
+  browser: Browser,
+  root: string,
+  folder: Folder,
+  peerBin: string | null,
+  rounds: number,
+) {
+  const runs: { proofloop: ViewerFigures[]; 'claude-run': ViewerFigures[] } = {
+    proofloop: [],
+    'claude-run': [],
+  };
+  for (let i = 0; i < rounds; i++) {
+    const order: ('proofloop' | 'claude-run')[] =
+      i % 2 === 0 ? ['claude-run', 'proofloop'] : ['proofloop', 'claude-run'];
+    for (const v of order) {
+      if (v === 'claude-run' && !peerBin) continue;
+      // A fresh PROOFLOOP_HOME each round: the folder opened for the first time, its ledger built.
+      const home = mkdtempSync(path.join(root, 'home-'));
+      try {
+        runs[v].push(await timeViewer(browser, v, folder, peerBin ?? '', home));
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    }
+  }
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? null;
+  const summary = (v: ViewerFigures[]) =>
+    v.length === 0
+      ? null
+      : {
+          first_messages_ms: v.map((x) => x.first_messages_ms),
+          peak_rss_mb: v.map((x) => x.process.peak_rss_mb),
+          first_messages_median_ms: med(v.map((x) => x.first_messages_ms)),
+          peak_rss_median_mb: med(v.map((x) => x.process.peak_rss_mb)),
+        };
+  const pl = summary(runs.proofloop)!;
+  const cr = summary(runs['claude-run']);
+  return {
+    folder_mb: folder.mb,
+    sessions: folder.sessions,
+    proofloop: pl,
+    [PEER.name]: cr,
+    ratio: cr
+      ? {
+          first_messages: Number((pl.first_messages_median_ms! / cr.first_messages_median_ms!).toFixed(2)),
+          peak_rss: Number((pl.peak_rss_median_mb! / cr.peak_rss_median_mb!).toFixed(2)),
+        }
+      : null,
+    goal_ok: cr
+      ? {
+          no_slower: pl.first_messages_median_ms! <= cr.first_messages_median_ms!,
+          no_more_memory: pl.peak_rss_median_mb! <= cr.peak_rss_median_mb!,
+        }
+      : null,
+    runs,
+  };
+}
+
+export async function benchPeer(only?: 'small' | 'big') {
+  if (!existsSync(CHROMIUM_LAUNCH.executablePath))
+    return { skipped: `${CHROMIUM_LAUNCH.executablePath} is missing (apt-get install -y chromium)` };
+  const root = mkdtempSync(path.join(tmpdir(), 'pl-bench-peer-'));
+  const browser = await chromium.launch(CHROMIUM_LAUNCH);
+  try {
+    const peer = installPeer(root);
+    const peerBin = 'bin' in peer ? peer.bin : null;
+    const out: Obj = {
+      peer: `${PEER.name}@${PEER.version}`,
+      ...('error' in peer ? { peer_error: peer.error } : {}),
+    };
+    const rounds = process.env.PL_BENCH_PEER_ROUNDS ? Number(process.env.PL_BENCH_PEER_ROUNDS) : null;
+    if (only !== 'big') out.small = await compare(browser, root, smallFolder(root), peerBin, rounds ?? 2);
+    if (only !== 'small')
+      out.big = await compare(
+        browser,
+        root,
+        bigFolder(root, Number(process.env.PL_BENCH_PEER_BIG_MB ?? 200)),
+        peerBin,
+        rounds ?? 1,
+      );
+    out.load_average = Number(loadavg()[0]!.toFixed(1));
+    return out;
+  } finally {
+    await browser.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+if (isMain('peer')) {
+  const which = process.argv[2] as 'small' | 'big' | undefined;
+  console.log(JSON.stringify(await benchPeer(which), null, 2));
+}
