@@ -158,32 +158,33 @@ export function explainDivergence(ledger: Ledger, d: RunDiff): DivergenceExplain
   const sa = agentStart(ledger, d.left.run_id);
   const sb = agentStart(ledger, d.right.run_id);
   if (!f || !sa || !sb) return null;
-  const side = (runId: string, started: P, seq: number | null, has: boolean): Side => ({
+  // The event at each side's seq; on the side an only_* row lacks, the event that run goes on with.
+  const side = (runId: string, started: P, seq: number | null): Side => ({
     runId,
     dir: path.join(ledger.folder, runId),
     started,
-    event: has && seq !== null ? ledger.event(runId, seq) : undefined,
+    event: seq !== null ? ledger.event(runId, seq) : undefined,
   });
-  const l = side(d.left.run_id, sa, f.left_seq, f.type !== 'only_right');
-  const r = side(d.right.run_id, sb, f.right_seq, f.type !== 'only_left');
+  const l = side(d.left.run_id, sa, f.left_seq);
+  const r = side(d.right.run_id, sb, f.right_seq);
   const setup = setupDifferences(sa, sb);
   const why = (c: Omit<DivergenceExplained, 'setup'>): DivergenceExplained => ({ ...c, setup });
   const lk = l.event?.kind;
   const rk = r.event?.kind;
-  if (!l.event || !r.event) {
-    const only = l.event ?? r.event;
-    return why({
-      cause: 'structure',
-      reason: `${l.event ? d.left.run_id : d.right.run_id} has ${only?.kind ?? 'an event'} the other has not (a turn more or fewer, an early stop)`,
-    });
-  }
+  // A call allowed in one run and denied in the other: the alignment may pair them or not.
   const decision = (k: string | undefined) => k === 'action_allowed' || k === 'action_denied';
-  if ((decision(lk) || decision(rk)) && (lk !== rk || pay(l.event).rule !== pay(r.event).rule)) {
-    const pa = pay(l.event);
-    const pb = pay(r.event);
+  if (decision(lk) && decision(rk) && (lk !== rk || pay(l.event).rule !== pay(r.event).rule)) {
     return why({
       cause: 'decision',
-      reason: `the policy decided ${lk === 'action_allowed' ? 'allow' : 'deny'} (${String(pa.rule)}) → ${rk === 'action_allowed' ? 'allow' : 'deny'} (${String(pb.rule)})`,
+      reason: `the policy decided ${lk === 'action_allowed' ? 'allow' : 'deny'} (${String(pay(l.event).rule)}) → ${rk === 'action_allowed' ? 'allow' : 'deny'} (${String(pay(r.event).rule)})`,
+    });
+  }
+  if (f.type !== 'changed' || !l.event || !r.event) {
+    const left = f.type === 'only_left';
+    const only = left ? l.event : r.event;
+    return why({
+      cause: 'structure',
+      reason: `${left ? d.left.run_id : d.right.run_id} has ${only?.kind ?? 'an event'} the other has not (a turn more or fewer, an early stop)`,
     });
   }
   if (lk !== rk) return why({ cause: 'structure', reason: `${lk} where the other run has ${rk}` });
