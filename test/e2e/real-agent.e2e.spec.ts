@@ -105,6 +105,13 @@ test('Claude Code from the task panel: live events, a passing verdict, replay, a
     await expect(page.getByTestId('run-status')).toHaveText('completed', { timeout: RUN_MS });
     await expect(page.getByTestId('run-outcome')).toHaveAttribute('data-outcome', 'passed');
     await expect(row('judge_verdict')).toContainText('PASS');
+    // The subagent's calls say whose they are, with a link to its transcript (imported once the
+    // agent exited); no call of the run is taken for a subagent's end.
+    await expect(page.getByTestId('subagent-call').first()).toHaveAttribute(
+      'data-run-id',
+      /:agent-[0-9a-f]+$/,
+    );
+    await expect(page.getByTestId('subagent-end')).toHaveCount(0);
     const recorded = await eventsOf(server, source);
     expect(recorded.length).toBeGreaterThan(headWhileRunning);
     await expect(page.getByTestId('seq-indicator')).toHaveText(`seq ${recorded.length} / ${recorded.length}`);

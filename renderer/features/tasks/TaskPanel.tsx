@@ -329,7 +329,7 @@ export function TaskPanel() {
           </p>
           {!seedOk && <div className="bad-text">seed must be a whole number</div>}
           {actionError && <ErrorBox error={actionError} what="Starting the task" />}
-          <div className="row-gap">
+          <div className="row-gap task-actions">
             <button type="submit" className="btn primary" disabled={busy || !seedOk} data-testid="start-task">
               {busy ? 'Starting…' : 'Start and watch'}
             </button>

@@ -127,6 +127,13 @@ const SUBAGENT_TOOLS: ReadonlySet<string> = new Set(['Task', 'Agent']);
  */
 function SubagentMark({ ev }: { ev: StoredEvent }) {
   const p = ev.payload;
+  // A run ProofLoop refereed (a real agent's): the host's events of a call a subagent made carry
+  // the subagent's agent_id, named where the call was decided and invoked.
+  const refereed = useApp((s) => s.runs?.find((r) => r.run_id === s.runId)?.format === 'proofloop');
+  if (refereed && typeof p.agent_id === 'string')
+    return ev.kind === 'tool_invoked' || ev.kind === 'action_denied' ? (
+      <MadeBySubagent agentId={p.agent_id} />
+    ) : null;
   if (ev.kind === 'model_proposed' && typeof p.tool === 'string' && SUBAGENT_TOOLS.has(p.tool))
     return (
       <span className="chip conv-subagent" data-testid="subagent-begin" title="this call starts a subagent">
@@ -151,4 +158,33 @@ function SubagentMark({ ev }: { ev: StoredEvent }) {
       </span>
     );
   return null;
+}
+
+/** A call a real agent's subagent made, with a link to that subagent's imported transcript when listed. */
+function MadeBySubagent({ agentId }: { agentId: string }) {
+  const target = useApp((s) => s.runs?.find((r) => r.run_id.endsWith(`:agent-${agentId}`))?.run_id ?? null);
+  const text = `by subagent agent-${agentId}`;
+  return target ? (
+    <button
+      type="button"
+      className="btn small conv-subagent"
+      data-testid="subagent-call"
+      data-run-id={target}
+      title={`open the subagent's transcript ${target}`}
+      onClick={(e) => {
+        e.stopPropagation();
+        useApp.getState().selectRun(target);
+      }}
+    >
+      ↳ {text}
+    </button>
+  ) : (
+    <span
+      className="chip conv-subagent"
+      data-testid="subagent-call"
+      title="its transcript is imported when the agent exits"
+    >
+      {text}
+    </span>
+  );
 }
