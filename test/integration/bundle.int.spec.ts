@@ -431,11 +431,17 @@ describe('open', () => {
       codes.push(await main(['--folder', runs, '--json', 'verify-bundle', join(dir, 'cli.zip')]));
       process.exitCode = 0;
       codes.push(await main(['--folder', join(dir, 'viewer'), 'open', join(dir, 'cli.zip')]));
+      // --preview writes nothing and so needs no --out; an export does.
+      process.exitCode = 0;
+      codes.push(await main(['--folder', runs, 'export', 'r1', '--preview']));
+      process.exitCode = 0;
+      codes.push(await main(['--folder', runs, 'export', 'r1']));
     } finally {
       process.stdout.write = orig;
       process.exitCode = 0;
     }
-    expect(codes).toEqual([0, 0, 0]);
+    expect(codes).toEqual([0, 0, 0, 0, 2]);
+    expect(writes[3]).toMatch(/^profile share: \d+ events would be redacted/);
     // The signed export says which file a reviewer needs for `verify-bundle --key`, and it is there.
     const keyFile = /public key (\S+): give it to the reviewer for verify-bundle --key/.exec(writes[0]!)?.[1];
     expect(keyFile).toMatch(/bundle-signing\.pub$/);

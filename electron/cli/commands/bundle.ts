@@ -93,9 +93,9 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .description(
       'write a redacted audit bundle (zip) of runs: events, final states, manifest, VERIFY.md, report.html',
     )
-    .requiredOption(
+    .option(
       '--out <file>',
-      'the file to write (e.g. audit.zip, or trajectory.json with --format atif)',
+      'the file to write (e.g. audit.zip, or trajectory.json with --format atif); not with --preview',
     )
     .option(
       '--format <format>',
@@ -119,7 +119,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
       async (
         runs: string[],
         o: {
-          out: string;
+          out?: string;
           profile: RedactionProfile;
           sign?: boolean;
           force?: boolean;
@@ -127,12 +127,16 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
           format: 'bundle' | 'atif';
         },
       ) => {
+        // --preview writes nothing, so it needs no --out; everything else does.
+        if (!o.preview && !o.out)
+          throw new InvalidArgumentError("required option '--out <file>' not specified");
+        const out = o.out ?? '';
         const ledger = await ctx.ledger();
         if (o.format === 'atif') {
           if (runs.length !== 1)
             throw new InvalidArgumentError('--format atif writes one run: name exactly one');
           if (o.sign || o.preview) throw new InvalidArgumentError('--sign and --preview are for bundles');
-          const r = exportAtif(ledger, runs[0]!, o.out, { profile: o.profile, force: o.force });
+          const r = exportAtif(ledger, runs[0]!, out, { profile: o.profile, force: o.force });
           ctx.print(
             r,
             () =>
@@ -156,7 +160,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
         }
         const r = await exportBundle(ledger, {
           runIds: runs,
-          out: o.out,
+          out,
           profile: o.profile,
           sign: o.sign,
           force: o.force,
