@@ -163,14 +163,15 @@ function SubagentMark({ ev }: { ev: StoredEvent }) {
 /** A call a real agent's subagent made, with a link to that subagent's imported transcript when listed. */
 function MadeBySubagent({ agentId }: { agentId: string }) {
   const target = useApp((s) => s.runs?.find((r) => r.run_id.endsWith(`:agent-${agentId}`))?.run_id ?? null);
-  const text = `by subagent agent-${agentId}`;
+  // Short in the row (the summary beside it stays readable); the whole id is in the tooltip.
+  const text = `subagent ${agentId.slice(0, 8)}`;
   return target ? (
     <button
       type="button"
-      className="btn small conv-subagent"
+      className="chip subagent-call link"
       data-testid="subagent-call"
       data-run-id={target}
-      title={`open the subagent's transcript ${target}`}
+      title={`made by subagent agent-${agentId}: open its transcript ${target}`}
       onClick={(e) => {
         e.stopPropagation();
         useApp.getState().selectRun(target);
@@ -180,9 +181,9 @@ function MadeBySubagent({ agentId }: { agentId: string }) {
     </button>
   ) : (
     <span
-      className="chip conv-subagent"
+      className="chip subagent-call"
       data-testid="subagent-call"
-      title="its transcript is imported when the agent exits"
+      title={`made by subagent agent-${agentId} (its transcript is imported when the agent exits)`}
     >
       {text}
     </span>
