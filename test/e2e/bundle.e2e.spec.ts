@@ -138,6 +138,14 @@ test('export a redacted bundle with a preview, verify it, open it as a read-only
     /^\[REDACTED:full_text\] [\d,]+ chars$/,
   );
   await app.screenshot('bundle-run-banner');
+
+  // Exporting the bundle run again: nothing new to redact, and the preview says its events were
+  // redacted already instead of "nothing matches" beside a count of redacted events.
+  await page.getByTestId('export-bundle-button').click();
+  await expect(dialog.getByTestId('preview-nothing')).toContainText(
+    /already redacted and go out as they are/,
+  );
+  await page.keyboard.press('Escape');
 });
 
 test('opening something that is not a bundle shows why', async ({ app, server, page }) => {

@@ -82,7 +82,11 @@ function Preview({
       <div className="section-title">What will be redacted</div>
       {rules.length === 0 ? (
         <p className="dim" data-testid="preview-nothing">
-          Nothing matches the {preview.profile} profile: the events go out as they are.
+          {preview.events_redacted > 0
+            ? // A run opened from a bundle: its events were redacted before, and go out as they are
+              // (the counts below are those events, not new replacements).
+              `Nothing more matches the ${preview.profile} profile: ${preview.events_redacted.toLocaleString()} event${preview.events_redacted === 1 ? ' was' : 's were'} already redacted and go out as they are.`
+            : `Nothing matches the ${preview.profile} profile: the events go out as they are.`}
         </p>
       ) : (
         <>
