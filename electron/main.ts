@@ -16,6 +16,7 @@ import {
 import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { ProofloopService } from './service/service';
+import { isPostgresUrl } from './ledger/open-engine';
 import { startOtlpFor } from './otlp/start';
 import { CSP } from './transports/csp';
 import { forwardPushes, registerIpc } from './transports/ipc';
@@ -35,7 +36,8 @@ protocol.registerSchemesAsPrivileged([
 const preloadFile = path.join(appRoot(), 'dist', 'electron', 'preload.cjs');
 
 let win: BrowserWindow | null = null;
-const service = new ProofloopService({ watch: true });
+// A team ledger's runs keep their workspaces and artifacts in the app's own folder.
+const service = new ProofloopService({ watch: true, teamFolder: path.join(app.getPath('userData'), 'team') });
 const settings = new SettingsStore(app.getPath('userData'));
 
 function isTrustedSender(e: IpcMainInvokeEvent): boolean {
@@ -89,6 +91,21 @@ async function openFolder(folder: string): Promise<void> {
   }
 }
 
+/**
+ * A recent team ledger, by its URL without a password: the server may take it from ~/.pgpass;
+ * else the window's "Open team ledger…" form asks for it.
+ */
+async function openTeam(url: string): Promise<void> {
+  try {
+    const info = await service.openTeam(url);
+    settings.remember(info.folder);
+    service.ctx.emit('folder.changed', { folder: info.folder });
+    buildMenu();
+  } catch {
+    service.ctx.emit('ui.command', { command: 'open-team-ledger' });
+  }
+}
+
 async function chooseFolder(): Promise<void> {
   if (!win) return;
   const r = await dialog.showOpenDialog(win, {
@@ -99,15 +116,20 @@ async function chooseFolder(): Promise<void> {
 }
 
 function buildMenu(): void {
+  // A team ledger is remembered by its URL without a password (ProofloopService.openTeam).
   const recent: MenuItemConstructorOptions[] = settings.value.recent.map((f) => ({
     label: f,
-    click: () => void openFolder(f),
+    click: () => void (isPostgresUrl(f) ? openTeam(f) : openFolder(f)),
   }));
   const template: MenuItemConstructorOptions[] = [
     {
       label: 'File',
       submenu: [
         { label: 'Open Folder…', accelerator: 'CmdOrCtrl+O', click: () => void chooseFolder() },
+        {
+          label: 'Open Team Ledger…',
+          click: () => service.ctx.emit('ui.command', { command: 'open-team-ledger' }),
+        },
         {
           label: 'Open Recent',
           submenu: recent.length ? recent : [{ label: 'No recent folders', enabled: false }],

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ProofloopService } from '../service/service';
 import type { Ledger } from '../ledger';
+import { isPostgresUrl, ledgerSpec } from '../ledger/open-engine';
 
 /** Exit codes (README): 0 ok, 1 findings (verification failed, run did not pass), 2 usage or I/O error. */
 export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
@@ -12,6 +13,8 @@ export interface CliContext {
    * that make runs (`open`, `run`, `append`, `serve`) pass `create` so a new folder is made; a
    * command about one run passes `run`, and only that run's source is read (not the whole folder).
    * `background`: the folder's import goes on after this returns (serve: see openFolder).
+   * With `--ledger postgres://…` (or PROOFLOOP_LEDGER) the service has that team ledger open instead,
+   * and --folder is its local folder (workspaces, artifacts, bundles).
    */
   service(opts?: { create?: boolean; run?: string; background?: boolean }): Promise<ProofloopService>;
   /** The ledger; `run`: the command is about that run only (see `service`). */
@@ -26,6 +29,16 @@ export interface CliContext {
   tty: boolean;
 }
 
+/** Services of this process with a team ledger open: their connections are closed when the command ends. */
+const teamServices = new Set<ProofloopService>();
+
+/** Closes the team ledgers commands opened (a pool's idle connections would hold the process ~10 s). */
+export async function closeTeamLedgers(): Promise<void> {
+  const all = [...teamServices];
+  teamServices.clear();
+  await Promise.all(all.map((s) => s.closeFolder().catch(() => undefined)));
+}
+
 export function createCliContext(program: Command): CliContext {
   let svc: ProofloopService | null = null;
   const ctx: CliContext = {
@@ -37,7 +50,11 @@ export function createCliContext(program: Command): CliContext {
       if (!svc) {
         if (opts.create) mkdirSync(ctx.opts().folder, { recursive: true });
         svc = new ProofloopService({ tasksDir: ctx.opts().tasks });
-        await svc.openFolder(ctx.opts().folder, { only: opts.run, background: opts.background });
+        const team = ledgerSpec(program.opts<{ ledger?: string }>().ledger);
+        if (isPostgresUrl(team)) {
+          await svc.openTeam(team, { folder: ctx.opts().folder });
+          teamServices.add(svc);
+        } else await svc.openFolder(ctx.opts().folder, { only: opts.run, background: opts.background });
       }
       return svc;
     },

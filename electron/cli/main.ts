@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ProofloopError } from '../../shared/result';
-import { createCliContext, EXIT } from './context';
+import { closeTeamLedgers, createCliContext, EXIT } from './context';
 import { registerBundleCommands } from './commands/bundle';
 import { registerLedgerCommands } from './commands/ledger';
 import { registerServeCommands } from './commands/serve';
@@ -85,6 +85,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     process.stderr.write(`proofloop: ${oneLine(e)}\n`);
     return EXIT.usage;
+  } finally {
+    await closeTeamLedgers();
   }
 }
 

@@ -74,6 +74,11 @@ export interface LedgerEngine {
 export interface EngineWriterOptions {
   label?: string;
   create?: CreateRunOptions | false;
+  /**
+   * The format of a read-only run a live receiver chains as it arrives (the OTLP receiver's runs,
+   * 'otlp'): only such a writer may continue a run that was not executed (Ledger.writer's `live`).
+   */
+  live?: string;
   /** PostgreSQL: how long the lease lasts without an append or a renewal (ms). */
   leaseMs?: number;
   /**

@@ -1,8 +1,9 @@
 import { interpret, isSessionFormat } from '../../shared/formats';
 import { OUTCOME_KINDS, outcomeOf, type Outcome } from '../../shared/outcome';
 import { BoundedMap } from '../bounded-map';
+import type { LedgerEngine } from './engine';
 import type { LedgerReader } from './ledger';
-import type { RunRow } from './types';
+import type { RunRow, StoredEvent } from './types';
 
 /** Outcomes by folder, run and head: the list asks for all of them on every change of the folder. */
 const memo = new BoundedMap<string, Outcome | null>(5000);
@@ -18,15 +19,31 @@ export function outcomeOfRun(ledger: LedgerReader, run: RunRow): Outcome | null 
   if (isSessionFormat(run.format)) return null;
   const key = `${ledger.folder}\u0000${run.run_id}\u0000${run.head_seq}`;
   if (memo.has(key)) return memo.get(key)!;
-  const events = ledger.read(run.run_id, { kinds: [...OUTCOME_KINDS], limit: MAX_EVENTS }).map((e) => ({
-    kind: e.kind,
-    payload: (interpret(run.format, e.kind, e.payload, {
-      seq: e.seq,
-      run_id: run.run_id,
-      source: e.source ?? null,
-    })?.payload ?? e.payload) as Record<string, unknown>,
-  }));
-  const out = outcomeOf(events);
+  const out = outcomeOfEvents(run, ledger.read(run.run_id, { kinds: [...OUTCOME_KINDS], limit: MAX_EVENTS }));
+  memo.set(key, out);
+  return out;
+}
+
+function outcomeOfEvents(run: RunRow, events: readonly StoredEvent[]): Outcome | null {
+  return outcomeOf(
+    events.map((e) => ({
+      kind: e.kind,
+      payload: (interpret(run.format, e.kind, e.payload, {
+        seq: e.seq,
+        run_id: run.run_id,
+        source: e.source ?? null,
+      })?.payload ?? e.payload) as Record<string, unknown>,
+    })),
+  );
+}
+
+/** outcomeOfRun through the engine interface (a team ledger). */
+export async function outcomeOfRunAsync(engine: LedgerEngine, run: RunRow): Promise<Outcome | null> {
+  if (isSessionFormat(run.format)) return null;
+  const key = `${engine.location}\u0000${run.run_id}\u0000${run.head_seq}`;
+  if (memo.has(key)) return memo.get(key)!;
+  const events = await engine.read(run.run_id, { kinds: [...OUTCOME_KINDS], limit: MAX_EVENTS });
+  const out = outcomeOfEvents(run, events);
   memo.set(key, out);
   return out;
 }

@@ -13,7 +13,7 @@ import {
   type LedgerEngine,
   type PortableRun,
 } from './engine';
-import type { Finding, ReadQuery, RunRow, StoredEvent } from './types';
+import type { Finding, ReadQuery, RunFormat, RunRow, StoredEvent } from './types';
 import type { VerifyReport } from './verify';
 
 /**
@@ -39,7 +39,11 @@ export class SqliteEngine implements LedgerEngine {
 
   writer(runId: string, opts: EngineWriterOptions = {}): Promise<EngineWriter> {
     return call(() => {
-      const w = this.ledger.writer(runId, { label: opts.label, create: opts.create });
+      const w = this.ledger.writer(runId, {
+        label: opts.label,
+        create: opts.create,
+        ...(opts.live ? { live: opts.live as RunFormat } : {}),
+      });
       const token = this.ledger.db.prepare('SELECT token FROM writers WHERE run_id = ?').pluck().get(runId);
       return new SqliteWriter(w, String(token));
     });

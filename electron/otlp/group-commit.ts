@@ -1,4 +1,4 @@
-import type { IngestResult, LiveRuns } from './runs';
+import type { IngestResult } from './runs';
 import type { PreparedPart } from './run-keys';
 
 /**
@@ -28,7 +28,10 @@ export class GroupCommit {
   readonly stats = { requests: 0, groups: 0 };
 
   constructor(
-    private readonly runs: LiveRuns,
+    /** LiveRuns (a runs folder: appends return committed) or EngineLiveRuns (a team ledger: they resolve committed). */
+    private readonly runs: {
+      ingestMany(requests: readonly (readonly PreparedPart[])[]): IngestResult[] | Promise<IngestResult[]>;
+    },
     /** A group stops growing at this many records; the rest goes in the next one. */
     private readonly maxRecords = 4096,
   ) {}
@@ -67,13 +70,20 @@ export class GroupCommit {
     if (this.scheduled) setImmediate(() => this.flush());
     this.stats.requests += group.length;
     this.stats.groups++;
-    let results: IngestResult[];
+    const fail = (e: unknown) => {
+      for (const g of group) g.done(e instanceof Error ? e : new Error(String(e)));
+    };
+    let results: IngestResult[] | Promise<IngestResult[]>;
     try {
       results = this.runs.ingestMany(group.map((g) => g.parts));
     } catch (e) {
-      for (const g of group) g.done(e instanceof Error ? e : new Error(String(e)));
+      return fail(e);
+    }
+    if (results instanceof Promise) {
+      results.then((r) => group.forEach((g, i) => g.done(r[i]!)), fail);
       return;
     }
-    group.forEach((g, i) => g.done(results[i]!));
+    const done = results;
+    group.forEach((g, i) => g.done(done[i]!));
   }
 }

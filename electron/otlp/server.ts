@@ -8,6 +8,8 @@ import { responseTypes, StatusType, type Encoding } from './decode';
 import { DecodeThread } from './decode-thread';
 import { DecodeError, type Signal } from './types';
 import { LiveRuns, type IngestResult } from './runs';
+import { EngineLiveRuns } from './engine-runs';
+import type { LedgerEngine } from '../ledger/engine';
 import { GroupCommit } from './group-commit';
 
 const gunzipAsync = promisify(gunzip);
@@ -15,6 +17,11 @@ const gunzipAsync = promisify(gunzip);
 export interface OtlpReceiverOptions {
   /** The open ledger, asked on every request (the app may switch folders); throwing means none is open. */
   ledger: () => Ledger;
+  /**
+   * The open ledger when it is a team's server (the engine interface), else null and `ledger` is
+   * asked: records then go to the team ledger, each live run holding its lease there.
+   */
+  engine?: () => LedgerEngine | null;
   /** 4318 by default (OTLP/HTTP's port); 0 for any free one. */
   port?: number;
   /** When set, every request must carry `Authorization: Bearer <token>`. */
@@ -165,7 +172,12 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
   const token = opts.token ?? null;
   const decoder = opts.decodeThread === false ? DecodeThread.none() : DecodeThread.start();
   const runs = new LiveRuns(opts.ledger, opts.idleMs ?? 120_000, Date.now, decoder);
-  const commits = new GroupCommit(runs);
+  const teamOf = opts.engine;
+  const teamRuns = teamOf ? new EngineLiveRuns(() => teamOf()!, opts.idleMs ?? 120_000, decoder) : null;
+  const commits = new GroupCommit({
+    ingestMany: (requests) =>
+      teamRuns && teamOf?.() ? teamRuns.ingestMany(requests) : runs.ingestMany(requests),
+  });
   let port = 0;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -218,7 +230,7 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
         throw e;
       }
       try {
-        opts.ledger();
+        if (!teamOf?.()) opts.ledger();
       } catch (e) {
         throw new Refusal(503, RPC.unavailable, (e as Error).message);
       }
@@ -249,6 +261,7 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
     // thread started above must not outlive it (it kept `serve` alive ~3 s after its signal).
     decoder.close();
     runs.close();
+    void teamRuns?.close();
     throw e;
   }
   port = (server.address() as AddressInfo).port;
@@ -257,13 +270,16 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
     port,
     token,
     stats: commits.stats,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         commits.close();
         decoder.close();
         runs.close();
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      // The team ledger's live runs give their leases back before the caller closes the engine.
+      await teamRuns?.close();
+    },
   };
 }

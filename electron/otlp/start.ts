@@ -25,6 +25,14 @@ export async function startOtlpFor(
   try {
     const receiver = await startOtlpReceiver({
       ledger: () => svc.ctx.ledger(),
+      // A team ledger (postgres://…) takes the records through the engine interface.
+      engine: () => {
+        try {
+          return svc.ctx.sqlite() ? null : svc.ctx.engine();
+        } catch {
+          return null; // nothing open: ledger() says so (503)
+        }
+      },
       port: opts.port ?? 4318,
       token,
       ...(Number.isFinite(idle) && idle > 0 ? { idleMs: idle } : {}),

@@ -5,7 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { replayDivergence, type Divergence, type ReplayReport } from './divergence';
 import { ProofloopError } from '../../shared/result';
 import { sha256Hex } from '../crypto';
-import type { Ledger, RunWriter } from '../ledger';
+import { Ledger } from '../ledger';
+import type { LedgerEngine } from '../ledger/engine';
+import { SqliteEngine } from '../ledger/sqlite-engine';
 import { loadTask, READ_ONLY_TOOLS, type LoadedTask } from './catalog';
 import { ProcessAgent, RecordedAgent } from './agents/sim';
 import type { Action, ModelTask, Observation, Variant } from './protocol';
@@ -17,7 +19,7 @@ import {
   recordedActions,
   verdictObservation,
 } from './reconstruct';
-import { RunEnded, Session } from './session';
+import { RunEnded, Session, type HostWriter } from './session';
 import { realAgent } from './agents/registry';
 import { RealRun, type ModelFrom, type RealRunMeta } from './real-run';
 import { recordedRun } from './gateway/replay-source';
@@ -54,28 +56,67 @@ function modelTask(t: LoadedTask): ModelTask {
 export interface HostOptions {
   /** Task catalog directory. */
   tasksDir: string;
+  /**
+   * Where each run's folder goes (workspace, artifacts): a runs folder's own root by default; for a
+   * team ledger, this process's local folder.
+   */
+  runsRoot?: string;
 }
 
-/** Starts, resumes and replays runs of a ledger's folder. */
+/**
+ * Starts, resumes and replays runs, on either engine: a runs folder's SQLite ledger (given as the
+ * Ledger, whose writer the host keeps using as before) or any LedgerEngine (a team's PostgreSQL
+ * server: the run holds its lease while it runs). The run's folder (workspace, artifacts) is local.
+ */
 export class RunHost {
+  private readonly engine: LedgerEngine;
+  /** The runs folder's ledger, when the engine is one: its synchronous writer, and real agents' runs. */
+  private readonly ledger: Ledger | null;
+  private readonly runsRoot: string;
+
   constructor(
-    private readonly ledger: Ledger,
+    ledgerOrEngine: Ledger | LedgerEngine,
     private readonly opts: HostOptions,
-  ) {}
+  ) {
+    if (ledgerOrEngine instanceof Ledger) {
+      this.ledger = ledgerOrEngine;
+      this.engine = new SqliteEngine(ledgerOrEngine);
+    } else {
+      this.engine = ledgerOrEngine;
+      this.ledger = ledgerOrEngine instanceof SqliteEngine ? ledgerOrEngine.ledger : null;
+    }
+    const root = opts.runsRoot ?? this.ledger?.runsRoot;
+    if (!root)
+      throw new ProofloopError('bad_args', 'a runner on a team ledger needs a local folder for its runs');
+    this.runsRoot = root;
+  }
+
+  /**
+   * The run's one writer: a runs folder's own (at once, so a refusal is thrown where the run is
+   * asked for, as before), or the engine's.
+   */
+  private acquire(
+    runId: string,
+    opts: { label: string; create: Record<string, unknown> | false; resume?: boolean },
+  ): HostWriter | Promise<HostWriter> {
+    const create = opts.create === false ? false : { source: 'executed' as const, meta: opts.create };
+    if (this.ledger) return this.ledger.writer(runId, { label: opts.label, create, resume: opts.resume });
+    return this.engine.writer(runId, { label: opts.label, create });
+  }
 
   private runDir(runId: string): string {
-    return path.join(this.ledger.runsRoot, runId);
+    return path.join(this.runsRoot, runId);
   }
 
   /** `<run>/workspace`, refused when it or the run folder is a link (fs/confine.ts). */
   private workspaceDir(runId: string): string {
-    return confinePath(this.ledger.runsRoot, [runId, 'workspace'], 'workspace');
+    return confinePath(this.runsRoot, [runId, 'workspace'], 'workspace');
   }
 
   /** Copies the task's workspace into the run (atomically: a crash leaves no half-copied workspace). */
   private prepareWorkspace(runId: string, loaded: LoadedTask): string {
     // Confined: with <run> or <run>/workspace a link, the removal and copy would happen outside.
-    const folder = this.ledger.runsRoot;
+    const folder = this.runsRoot;
     mkdirConfined(folder, runId, 'run folder');
     const ws = this.workspaceDir(runId);
     const tmp = confinePath(folder, [runId, 'workspace.partial'], 'workspace');
@@ -100,14 +141,17 @@ export class RunHost {
   }
 
   /** A fresh workspace and run_started: the session of a run from its first step. */
-  private startSession(writer: RunWriter, loaded: LoadedTask, meta: RunMeta): Session {
+  private async startSession(writer: HostWriter, loaded: LoadedTask, meta: RunMeta): Promise<Session> {
     const ws = this.prepareWorkspace(writer.runId, loaded);
-    writer.append('run_started', this.runStartedPayload(loaded, meta));
+    await writer.append('run_started', this.runStartedPayload(loaded, meta));
     return new Session(writer, this.runDir(writer.runId), ws, loaded);
   }
 
   /** Starts a run; returns its id at once and a promise of how it ended. */
-  start(meta: RunMeta, recorded?: Action[]): { run_id: string; done: Promise<RunResult> } {
+  start(
+    meta: RunMeta,
+    recorded?: Action[],
+  ): { run_id: string; done: Promise<RunResult>; ready: Promise<void> } {
     if (!isVariant(meta.variant))
       throw new ProofloopError(
         'bad_args',
@@ -116,16 +160,19 @@ export class RunHost {
     if (!Number.isSafeInteger(meta.seed)) throw new ProofloopError('bad_args', 'seed must be an integer');
     const loaded = loadTask(this.opts.tasksDir, meta.task_id);
     const runId = newRunId(meta.task_id, meta.variant);
-    const writer = this.ledger.writer(runId, {
+    const writer = this.acquire(runId, {
       label: `runner ${meta.mode}`,
-      create: { source: 'executed', meta: { ...meta, tasks_dir: this.opts.tasksDir } },
+      create: { ...meta, tasks_dir: this.opts.tasksDir },
     });
-    const done = this.execute(writer, loaded, meta, recorded);
-    return { run_id: runId, done };
+    const done = Promise.resolve(writer).then((w) => this.execute(w, loaded, meta, recorded));
+    // On an engine the run is made when its writer is: `ready` says so (or why not), `done` follows.
+    const ready = Promise.resolve(writer).then(() => undefined);
+    done.catch(() => undefined);
+    return { run_id: runId, done, ready };
   }
 
   private async execute(
-    writer: RunWriter,
+    writer: HostWriter,
     loaded: LoadedTask,
     meta: RunMeta,
     recorded?: Action[],
@@ -135,7 +182,7 @@ export class RunHost {
       writer,
       () => session,
       async () => {
-        session = this.startSession(writer, loaded, meta);
+        session = await this.startSession(writer, loaded, meta);
         const agent = recorded
           ? new RecordedAgent(recorded)
           : new ProcessAgent(modelTask(loaded), meta.variant, meta.seed);
@@ -146,7 +193,7 @@ export class RunHost {
 
   /** Runs `body` until the run ends; any unexpected error becomes run_failed. Always closes the writer. */
   private async guard(
-    writer: RunWriter,
+    writer: HostWriter,
     session: () => Session | null,
     body: () => Promise<void>,
   ): Promise<RunResult> {
@@ -161,21 +208,21 @@ export class RunHost {
       } else {
         const err = e as Error;
         try {
-          writer.append('run_failed', {
+          await writer.append('run_failed', {
             reason: err.message,
             error_type: e instanceof ProofloopError ? `host_${e.code}` : 'host_error',
             stack_digest: sha256Hex(err.stack ?? err.message),
           });
         } catch {
-          // The writer itself failed (lock lost, disk): the run stays open for resume.
+          // The writer itself failed (lock lost, disk, server gone): the run stays open for resume.
         }
         ended = { status: 'failed', outcome: 'host_error', passed: false };
       }
     } finally {
       session()?.stopAgent();
-      writer.close();
+      await writer.close();
     }
-    return { run_id: runId, head_seq: this.ledger.run(runId)?.head_seq ?? 0, ...ended };
+    return { run_id: runId, head_seq: (await this.engine.run(runId))?.head_seq ?? 0, ...ended };
   }
 
   /**
@@ -183,6 +230,14 @@ export class RunHost {
    * host's policy through its hooks, the model through the run's gateway (sim, replay:<run>, upstream).
    */
   startReal(meta: RealRunMeta): { run_id: string; done: Promise<RunResult> } {
+    const ledger = this.ledger;
+    if (!ledger) {
+      throw new ProofloopError(
+        'bad_args',
+        `a real agent's run is written to a runs folder's ledger (its hooks and transcripts are read there): ` +
+          `run it with --folder, then \`proofloop push <run> --to ${this.engine.location}\``,
+      );
+    }
     const agent = realAgent(meta.agent);
     if (!isVariant(meta.variant))
       throw new ProofloopError(
@@ -204,7 +259,7 @@ export class RunHost {
     const recorded = from.startsWith('replay:') ? this.recording(from.slice(7)) : null;
     const loaded = loadTask(this.opts.tasksDir, meta.task_id);
     const runId = newRunId(meta.task_id, agent.name);
-    const writer = this.ledger.writer(runId, {
+    const writer = ledger.writer(runId, {
       label: `runner ${meta.mode} ${agent.name}`,
       create: { source: 'executed', meta: { ...meta, tasks_dir: this.opts.tasksDir } },
     });
@@ -212,7 +267,7 @@ export class RunHost {
       let end: Omit<RunResult, 'run_id' | 'head_seq'>;
       try {
         const ws = this.prepareWorkspace(runId, loaded);
-        const run = new RealRun(writer, this.ledger, this.runDir(runId), ws, loaded, agent, meta);
+        const run = new RealRun(writer, ledger, this.runDir(runId), ws, loaded, agent, meta);
         end = await run.run(recorded);
       } catch (e) {
         const err = e as Error;
@@ -229,19 +284,20 @@ export class RunHost {
       } finally {
         writer.close();
       }
-      return { run_id: runId, head_seq: this.ledger.run(runId)?.head_seq ?? 0, ...end };
+      return { run_id: runId, head_seq: ledger.run(runId)?.head_seq ?? 0, ...end };
     })();
     return { run_id: runId, done };
   }
 
   private recording(runId: string) {
-    if (!this.ledger.run(runId)) throw new ProofloopError('not_found', `no run "${runId}" to replay`);
-    return recordedRun(runId, this.ledger.read(runId));
+    const ledger = this.ledger!;
+    if (!ledger.run(runId)) throw new ProofloopError('not_found', `no run "${runId}" to replay`);
+    return recordedRun(runId, ledger.read(runId));
   }
 
   /** A real agent's run settings, from its run_started (null for a sim run). */
-  realSettingsOf(runId: string): RealRunMeta | null {
-    const started = this.ledger.read(runId, { kinds: ['run_started'], limit: 1 })[0];
+  async realSettingsOf(runId: string): Promise<RealRunMeta | null> {
+    const started = (await this.engine.read(runId, { kinds: ['run_started'], limit: 1 }))[0];
     const p = started?.payload as
       | {
           task_id: string;
@@ -272,11 +328,11 @@ export class RunHost {
    * policy), the simulated agent's driven by its recorded proposals. `verdict` compares the two
    * once `done` settles.
    */
-  startReplay(runId: string): { run_id: string; done: Promise<RunResult> } {
-    const real = this.realSettingsOf(runId);
+  async startReplay(runId: string): Promise<{ run_id: string; done: Promise<RunResult> }> {
+    const real = await this.realSettingsOf(runId);
     if (real) return this.startReal({ ...real, model_from: `replay:${runId}`, mode: 'replay', of: runId });
-    const settings = this.settingsOf(runId);
-    return this.start(
+    const settings = await this.settingsOf(runId);
+    const r = this.start(
       {
         task_id: settings.task_id,
         variant: settings.variant,
@@ -284,8 +340,10 @@ export class RunHost {
         mode: 'replay',
         of: runId,
       },
-      recordedActions(this.ledger.read(runId)),
+      recordedActions(await this.engine.read(runId)),
     );
+    await r.ready;
+    return r;
   }
 
   /**
@@ -293,15 +351,15 @@ export class RunHost {
    * (realDivergence: the replay's own `replay_diverged`, else a different ending), else the first
    * decision or result that differs (firstDivergence).
    */
-  verdict(sourceId: string, replayId: string): Divergence | null {
-    return replayDivergence(this.ledger.read(sourceId), this.ledger.read(replayId));
+  async verdict(sourceId: string, replayId: string): Promise<Divergence | null> {
+    return replayDivergence(await this.engine.read(sourceId), await this.engine.read(replayId));
   }
 
   /** The recorded agent settings of a run (its run_started, else the meta it was created with). */
-  settingsOf(runId: string): RunMeta {
-    const run = this.ledger.run(runId);
-    if (!run) throw new ProofloopError('not_found', `no run "${runId}" in ${this.ledger.folder}`);
-    const started = this.ledger.read(runId, { kinds: ['run_started'], limit: 1 })[0];
+  async settingsOf(runId: string): Promise<RunMeta> {
+    const run = await this.engine.run(runId);
+    if (!run) throw new ProofloopError('not_found', `no run "${runId}" in ${this.engine.location}`);
+    const started = (await this.engine.read(runId, { kinds: ['run_started'], limit: 1 }))[0];
     if (started) {
       const p = started.payload as {
         task_id: string;
@@ -327,11 +385,13 @@ export class RunHost {
     return { task_id: m.task_id, variant: m.variant, seed: m.seed ?? 0, mode: m.mode ?? 'live', of: m.of };
   }
 
-  rerun(runId: string): { run_id: string; done: Promise<RunResult> } {
-    const real = this.realSettingsOf(runId);
+  async rerun(runId: string): Promise<{ run_id: string; done: Promise<RunResult> }> {
+    const real = await this.realSettingsOf(runId);
     if (real) return this.startReal({ ...real, mode: 'rerun', of: runId });
-    const s = this.settingsOf(runId);
-    return this.start({ task_id: s.task_id, variant: s.variant, seed: s.seed, mode: 'rerun', of: runId });
+    const s = await this.settingsOf(runId);
+    const r = this.start({ task_id: s.task_id, variant: s.variant, seed: s.seed, mode: 'rerun', of: runId });
+    await r.ready;
+    return r;
   }
 
   /**
@@ -339,16 +399,16 @@ export class RunHost {
    * the model is not asked again for recorded steps, run_resumed {from_seq} is appended, an
    * interrupted call is re-run only if it is a read, and the run goes on to its end.
    */
-  resume(runId: string): { run_id: string; done: Promise<RunResult> } {
+  async resume(runId: string): Promise<{ run_id: string; done: Promise<RunResult> }> {
     // The simulated agent's state is the ledger; a real agent's died with its process.
-    const real = this.realSettingsOf(runId);
+    const real = await this.realSettingsOf(runId);
     if (real)
       throw new ProofloopError(
         'conflict',
         `run ${runId} is a real agent's run (${real.agent}): resume continues the simulated agent only; rerun it instead`,
       );
-    const settings = this.settingsOf(runId);
-    const events = this.ledger.read(runId);
+    const settings = await this.settingsOf(runId);
+    const events = await this.engine.read(runId);
     const r = reconstruct(events);
     const last = r.last;
     if (last?.kind === 'run_completed') {
@@ -368,7 +428,7 @@ export class RunHost {
     }
     const loaded = loadTask(this.opts.tasksDir, settings.task_id);
     // Takes over a lock left by a dead process; a live writer makes this fail with `conflict`.
-    const writer = this.ledger.writer(runId, { label: 'runner resume', create: false, resume: true });
+    const writer = await this.acquire(runId, { label: 'runner resume', create: false, resume: true });
     let session: Session | null = null;
     const done = this.guard(
       writer,
@@ -376,7 +436,7 @@ export class RunHost {
       async () => {
         if (!r.started) {
           // Died before run_started: nothing was asked of the model yet; start over cleanly.
-          session = this.startSession(writer, loaded, settings);
+          session = await this.startSession(writer, loaded, settings);
           const agent = new ProcessAgent(modelTask(loaded), settings.variant, settings.seed);
           await session.loop(agent, agent.first([], false));
           return;
@@ -408,7 +468,7 @@ export class RunHost {
           : pendingJudge
             ? { judge: true }
             : null;
-        writer.append('run_resumed', {
+        await writer.append('run_resumed', {
           from_seq: last?.seq ?? 0,
           after: last?.kind ?? null,
           pending,
@@ -420,7 +480,10 @@ export class RunHost {
           if (!c.invoked) obs = await s.execute(c.call_id, c.tool, c.args);
           else if (READ_ONLY_TOOLS.has(c.tool))
             obs = await s.execute(c.call_id, c.tool, c.args, { rerun: true });
-          else obs = s.recordResult(c.call_id, c.tool, 'interrupted', interruptedText, 0, { rerun: false });
+          else
+            obs = await s.recordResult(c.call_id, c.tool, 'interrupted', interruptedText, 0, {
+              rerun: false,
+            });
           s.history.push(obs);
         } else if (pendingJudge) {
           const give = (pendingJudge.responded.payload as { give_up?: boolean }).give_up === true;
@@ -438,9 +501,9 @@ export class RunHost {
    * the first seq of the source run whose decision or tool result differs.
    */
   async replay(runId: string): Promise<ReplayReport> {
-    const { run_id, done } = this.startReplay(runId);
+    const { run_id, done } = await this.startReplay(runId);
     const result = await done;
-    const first_divergence = this.verdict(runId, run_id);
+    const first_divergence = await this.verdict(runId, run_id);
     return { ok: first_divergence === null, first_divergence, run_id, result };
   }
 }

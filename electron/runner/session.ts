@@ -1,6 +1,7 @@
 import { createTwoFilesPatch } from 'diff';
 import { sha256Hex } from '../crypto';
-import type { RunWriter, StoredEvent } from '../ledger';
+import type { NewEvent } from '../../shared/protocol';
+import type { StoredEvent } from '../ledger';
 import type { AgentDriver, AgentReply } from './agents/sim';
 import { boundedExcerpt, redactText, storeArtifact } from './artifacts';
 import type { LoadedTask } from './catalog';
@@ -15,6 +16,19 @@ import { confine, executeTool } from './tools';
 /** A failed judge verdict is shown to the model this many times before the run ends as failed. */
 const MAX_JUDGE_RUNS = 3;
 const PATCH_BYTES = 4096;
+
+/**
+ * The run's one writer as the host uses it, on either engine: a runs folder's RunWriter (whose
+ * appends return at once, committed) or a team ledger's EngineWriter (whose appends resolve once
+ * committed). The host awaits every append before it acts on it (runs a tool, asks the model), so
+ * a decision is durable before what it allows happens, on both.
+ */
+export interface HostWriter {
+  readonly runId: string;
+  append(kind: string, payload: Record<string, unknown>): StoredEvent | Promise<StoredEvent>;
+  appendBatch(items: readonly NewEvent[]): StoredEvent[] | Promise<StoredEvent[]>;
+  close(): void | Promise<void>;
+}
 
 export class RunEnded extends Error {
   constructor(readonly result: Omit<RunResult, 'run_id' | 'head_seq'>) {
@@ -33,7 +47,7 @@ export class Session {
   private agent: AgentDriver | null = null;
 
   constructor(
-    readonly writer: RunWriter,
+    readonly writer: HostWriter,
     readonly runDir: string,
     readonly workspace: string,
     readonly loaded: LoadedTask,
@@ -56,17 +70,17 @@ export class Session {
     return this.wallBefore + Math.round(performance.now() - this.segmentStart);
   }
 
-  private append(kind: string, payload: Record<string, unknown>): StoredEvent {
+  private async append(kind: string, payload: Record<string, unknown>): Promise<StoredEvent> {
     return this.writer.append(kind, payload);
   }
 
-  private exhausted(
+  private async exhausted(
     budget: 'steps' | 'tokens' | 'wall_ms',
     limit: number,
     used: number,
     first: { kind: string; payload: Record<string, unknown> }[] = [],
-  ): never {
-    this.writer.appendBatch([
+  ): Promise<never> {
+    await this.writer.appendBatch([
       ...first,
       { kind: 'budget_exhausted', payload: { budget, limit, used } },
       { kind: 'run_completed', payload: { outcome: 'budget_exhausted', budget } },
@@ -77,12 +91,12 @@ export class Session {
   /** Waits for the agent, but never beyond the wall-time budget. */
   private async ask(p: Promise<AgentReply>): Promise<AgentReply> {
     const left = this.budget.wall_ms - this.wallUsed();
-    if (left <= 0) this.exhausted('wall_ms', this.budget.wall_ms, this.wallUsed());
+    if (left <= 0) return this.exhausted('wall_ms', this.budget.wall_ms, this.wallUsed());
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'wall'>((resolve) => (timer = setTimeout(() => resolve('wall'), left)));
     const r = await Promise.race([p, deadline]);
     clearTimeout(timer);
-    if (r === 'wall') this.exhausted('wall_ms', this.budget.wall_ms, this.wallUsed());
+    if (r === 'wall') return this.exhausted('wall_ms', this.budget.wall_ms, this.wallUsed());
     return r;
   }
 
@@ -96,14 +110,14 @@ export class Session {
       payload: { call_id, tool: action.tool, args: action.args, tokens: action.tokens },
     };
     if (this.proposals > this.budget.steps)
-      this.exhausted('steps', this.budget.steps, this.proposals - 1, [proposed]);
+      return this.exhausted('steps', this.budget.steps, this.proposals - 1, [proposed]);
     if (this.tokens > this.budget.tokens)
-      this.exhausted('tokens', this.budget.tokens, this.tokens, [proposed]);
+      return this.exhausted('tokens', this.budget.tokens, this.tokens, [proposed]);
     if (this.wallUsed() > this.budget.wall_ms)
-      this.exhausted('wall_ms', this.budget.wall_ms, this.wallUsed(), [proposed]);
+      return this.exhausted('wall_ms', this.budget.wall_ms, this.wallUsed(), [proposed]);
     let d: Decision = this.engine.decide({ tool: action.tool, args: action.args });
     if (d.allowed) d = confine(this.workspace, action.tool, action.args) ?? d;
-    this.writer.appendBatch([
+    await this.writer.appendBatch([
       proposed,
       {
         kind: d.allowed ? 'action_allowed' : 'action_denied',
@@ -122,13 +136,13 @@ export class Session {
     args: Record<string, unknown>,
     extra: Record<string, unknown> = {},
   ): Promise<Observation> {
-    this.append('tool_invoked', { call_id, tool, args });
+    await this.append('tool_invoked', { call_id, tool, args });
     const t0 = performance.now();
     const r = await executeTool(this.workspace, this.engine, tool, args);
     const duration_ms = Math.round(performance.now() - t0);
     if (r.status === 'timeout') {
       const ms = r.timeout_ms ?? this.engine.timeoutOf(tool);
-      this.append('tool_timed_out', {
+      await this.append('tool_timed_out', {
         call_id,
         timeout_ms: ms,
         killed: 'process_group',
@@ -140,7 +154,7 @@ export class Session {
     return this.recordResult(call_id, tool, r.status, r.output, duration_ms, extra, r.change, r.exit_code);
   }
 
-  recordResult(
+  async recordResult(
     call_id: string,
     tool: string,
     status: 'ok' | 'error' | 'interrupted',
@@ -149,7 +163,7 @@ export class Session {
     extra: Record<string, unknown>,
     change?: Awaited<ReturnType<typeof executeTool>>['change'],
     exit_code?: number | null,
-  ): Observation {
+  ): Promise<Observation> {
     // Redact the whole output before cutting the excerpt: a cut could split a secret past a detector.
     const art = storeArtifact(this.runDir, output);
     const items: { kind: string; payload: Record<string, unknown> }[] = [
@@ -183,7 +197,7 @@ export class Session {
         },
       });
     }
-    this.writer.appendBatch(items);
+    await this.writer.appendBatch(items);
     return { kind: 'tool', call_id, tool, status, output: art.text };
   }
 
@@ -191,7 +205,7 @@ export class Session {
   async final(action: Extract<Action, { kind: 'final' }>, alreadyResponded = false): Promise<Observation> {
     if (!alreadyResponded) {
       this.tokens += action.tokens;
-      this.append('model_responded', {
+      await this.append('model_responded', {
         content: action.content,
         tokens: action.tokens,
         final: true,
@@ -208,7 +222,7 @@ export class Session {
       v = await runJudge(this.workspace, j.command, j.timeout_ms);
     } catch (e) {
       const stderr = (e as { stderr?: string }).stderr ?? (e as Error).stack ?? '';
-      this.append('run_failed', {
+      await this.append('run_failed', {
         reason: (e as Error).message,
         error_type: 'judge_error',
         stack_digest: sha256Hex(stderr),
@@ -233,13 +247,13 @@ export class Session {
     };
     if (v.passed || gaveUp || this.judgeRuns >= MAX_JUDGE_RUNS) {
       const outcome = v.passed ? 'passed' : 'failed';
-      this.writer.appendBatch([
+      await this.writer.appendBatch([
         verdict,
         { kind: 'run_completed', payload: { outcome, judge_runs: this.judgeRuns } },
       ]);
       throw new RunEnded({ status: 'completed', outcome, passed: v.passed });
     }
-    this.writer.append(verdict.kind, verdict.payload);
+    await this.writer.append(verdict.kind, verdict.payload);
     return {
       kind: 'verdict',
       passed: false,
@@ -255,7 +269,7 @@ export class Session {
     let reply = await this.ask(first);
     for (;;) {
       if (reply.type === 'crash') {
-        this.append('run_failed', {
+        await this.append('run_failed', {
           reason: reply.reason,
           error_type: reply.error_type,
           stack_digest: sha256Hex(reply.stderr),
@@ -264,7 +278,10 @@ export class Session {
         throw new RunEnded({ status: 'failed', outcome: reply.error_type, passed: false });
       }
       if (reply.type === 'exhausted') {
-        this.append('run_completed', { outcome: 'incomplete', reason: 'the recording has no more actions' });
+        await this.append('run_completed', {
+          outcome: 'incomplete',
+          reason: 'the recording has no more actions',
+        });
         throw new RunEnded({ status: 'completed', outcome: 'incomplete', passed: false });
       }
       const a = reply.action;

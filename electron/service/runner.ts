@@ -8,7 +8,7 @@ import { confine } from '../fs/confine';
 import { importArtifactsHome } from '../ingest/outline';
 import type { Ledger } from '../ledger';
 import type { Handler as H } from './handler';
-import { requireRun } from './ledger';
+import { requireRunOf } from './ledger';
 import { installedAgents } from '../runner/installed';
 
 /**
@@ -31,11 +31,23 @@ const ARTIFACT_VIEW_LIMIT = 1 << 20;
  */
 export function runnerHandlers(ctx: ServiceContext) {
   const jobs = new Map<string, Promise<RunResult>>();
-  const host = () => new RunHost(ctx.ledger(), { tasksDir: ctx.tasksDir() });
+  // On a team ledger the runs' folders (workspace, artifacts) are in this process's local folder.
+  const host = () =>
+    new RunHost(ctx.sqlite() ?? ctx.engine(), {
+      tasksDir: ctx.tasksDir(),
+      ...(ctx.sqlite() ? {} : { runsRoot: ctx.folder() }),
+    });
   const track = ({ run_id, done }: { run_id: string; done: Promise<RunResult> }) => {
     jobs.set(run_id, done);
     void done.finally(() => setTimeout(() => jobs.delete(run_id), 60_000).unref());
     return { run_id };
+  };
+
+  /** A run exists once this returns, on either engine (a team ledger makes it with its writer). */
+  const startSim = async (meta: Parameters<RunHost['start']>[0]) => {
+    const s = host().start(meta);
+    await s.ready;
+    return track(s);
   };
 
   const tasks: H<'tasks.list'> = () => {
@@ -71,11 +83,11 @@ export function runnerHandlers(ctx: ServiceContext) {
             ...(config_dir ? { config_dir } : {}),
           }),
         )
-      : track(host().start({ task_id, variant: variant ?? 'careful', seed: seed ?? 1, mode: 'live' }));
-  const rerun: H<'run.rerun'> = ({ run_id, replay }) =>
-    track(replay ? host().startReplay(run_id) : host().rerun(run_id));
+      : startSim({ task_id, variant: variant ?? 'careful', seed: seed ?? 1, mode: 'live' });
+  const rerun: H<'run.rerun'> = async ({ run_id, replay }) =>
+    track(await (replay ? host().startReplay(run_id) : host().rerun(run_id)));
   const agents: H<'agents.list'> = () => ({ agents: installedAgents() });
-  const resume: H<'run.resume'> = ({ run_id }) => track(host().resume(run_id));
+  const resume: H<'run.resume'> = async ({ run_id }) => track(await host().resume(run_id));
   const replay: H<'run.replay'> = async ({ run_id }) => {
     const r = await host().replay(run_id);
     return {
@@ -89,8 +101,9 @@ export function runnerHandlers(ctx: ServiceContext) {
   const wait: H<'run.wait'> = async ({ run_id }) => {
     const job = jobs.get(run_id);
     if (job) return await job;
-    const run = requireRun(ctx, run_id);
-    const last = run.head_seq ? ctx.ledger().event(run_id, run.head_seq) : undefined;
+    const engine = ctx.engine();
+    const run = await requireRunOf(engine, run_id);
+    const last = run.head_seq ? await engine.event(run_id, run.head_seq) : undefined;
     const p = (last?.payload ?? {}) as { outcome?: string; error_type?: string };
     if (last?.kind === 'run_completed') {
       return {
@@ -113,10 +126,13 @@ export function runnerHandlers(ctx: ServiceContext) {
     return { run_id, status: 'running' as const, outcome: null, passed: false, head_seq: run.head_seq };
   };
 
-  const artifact: H<'artifact.read'> = ({ run_id, digest }) => {
-    const run = requireRun(ctx, run_id);
+  const artifact: H<'artifact.read'> = async ({ run_id, digest }) => {
+    const run = await requireRunOf(ctx.engine(), run_id);
     const hex = digest.replace(/^sha256:/, '');
-    const text = readArtifact(artifactsHomeOf(ctx.ledger(), run), hex);
+    const l = ctx.sqlite();
+    // A team ledger's executed runs keep their artifacts in the local folder of the process that ran them.
+    const home = l ? artifactsHomeOf(l, run) : confine(ctx.folder(), run.run_id, 'run folder');
+    const text = readArtifact(home, hex);
     if (text === null)
       throw new ProofloopError(
         'not_found',

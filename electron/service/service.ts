@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
 import {
@@ -11,6 +12,10 @@ import {
 import { onRendererSurface, RENDERER_APPEND_KINDS } from '../../shared/api/surface';
 import { err, ProofloopError, type Result } from '../../shared/result';
 import { Ledger, repairMirrors } from '../ledger';
+import type { LedgerEngine } from '../ledger/engine';
+import { SqliteEngine } from '../ledger/sqlite-engine';
+import { isPostgresUrl, openEngine } from '../ledger/open-engine';
+import { followEngine } from './follow';
 import { ingestFile, ingestFolder } from '../ingest';
 import { ingestFolderInWorker, type ApartSummary } from '../ingest/background';
 import { builtinTasksDir } from '../paths';
@@ -53,6 +58,28 @@ export interface ServiceOptions {
   tasksDir?: string;
   /** Keep the open folder live (file watching, polling for other writers): the app and web mode. */
   watch?: boolean;
+  /**
+   * The local folder of a team ledger (run workspaces and artifacts, bundles written): the app's
+   * user data, or the folder `serve --ledger` names; else the current directory.
+   */
+  teamFolder?: string;
+}
+
+/** A server URL as it is shown and remembered: its password taken out (asked again, or from ~/.pgpass). */
+export function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = '';
+    return u.toString();
+  } catch {
+    throw new ProofloopError('bad_args', 'the team ledger is not a URL: postgres://user@host:5432/db');
+  }
+}
+
+function withPassword(url: string, password: string): string {
+  const u = new URL(url);
+  u.password = password;
+  return u.toString();
 }
 
 /**
@@ -78,6 +105,10 @@ function describeIssues(error: z.ZodError): string {
  */
 export class ProofloopService {
   private current: Ledger | null = null;
+  /** The open ledger through the engine interface: the folder's SQLite, or a team's server. */
+  private engineNow: LedgerEngine | null = null;
+  /** Set when the open ledger is a team's server (engineNow is then that engine). */
+  private team: { engine: LedgerEngine; folder: string } | null = null;
   private info: z.output<(typeof contract)['folder.open']['result']> | null = null;
   private readonly pushes = new EventEmitter();
   private readonly handlers: Handlers;
@@ -93,11 +124,22 @@ export class ProofloopService {
   constructor(private readonly opts: ServiceOptions = {}) {
     this.pushes.setMaxListeners(100);
     const ctx: ServiceContext = {
+      engine: () => {
+        if (!this.engineNow) throw new ProofloopError('not_found', 'no runs folder is open: open one first');
+        return this.engineNow;
+      },
+      sqlite: () => this.current,
       ledger: () => {
+        if (this.team) {
+          throw new ProofloopError(
+            'bad_args',
+            `this needs a runs folder's ledger; the open ledger is the team ledger ${this.team.engine.location}`,
+          );
+        }
         if (!this.current) throw new ProofloopError('not_found', 'no runs folder is open: open one first');
         return this.current;
       },
-      folder: () => ctx.ledger().folder,
+      folder: () => this.team?.folder ?? ctx.ledger().folder,
       emit: (channel, payload) => this.pushes.emit('push', channel, payload),
       tasksDir: () => this.opts.tasksDir ?? builtinTasksDir(),
     };
@@ -106,10 +148,11 @@ export class ProofloopService {
       'folder.open': ({ folder }) => this.openFolder(folder ?? process.cwd()),
       'folder.current': () => this.info,
       'folder.recent': () => [...this.recent],
+      'ledger.open': ({ url, password }) => this.openTeam(url, { password }),
       ...ledgerHandlers(ctx),
       ...bundleHandlers(ctx),
       ...runnerHandlers(ctx),
-      ...stateHandlers(() => ctx.ledger()),
+      ...stateHandlers(ctx),
     };
     this.annotate = annotateHandler(ctx);
   }
@@ -127,6 +170,7 @@ export class ProofloopService {
     if (this.current?.folder !== abs) {
       await this.closeFolder();
       this.current = Ledger.open(abs);
+      this.engineNow = new SqliteEngine(this.current);
       this.stopImports = new AbortController();
       this.detach.push(attachSnapshotter(this.current));
       this.current.onAppend((runId, events) => {
@@ -194,6 +238,61 @@ export class ProofloopService {
     return this.info;
   }
 
+  /**
+   * Opens a team ledger (postgres://…) in place of a runs folder: every method then reads and
+   * writes it through the engine interface, and a live app or web mode follows its cross-run feed.
+   * `password`: for this connection only (the URL shown and remembered has none; a server that
+   * needs one and gets none here takes it from ~/.pgpass or PGPASSWORD, as libpq does).
+   * `folder`: where this process keeps local files (workspaces, artifacts, bundles).
+   */
+  async openTeam(url: string, opts: { password?: string; folder?: string } = {}) {
+    if (!isPostgresUrl(url)) {
+      throw new ProofloopError(
+        'bad_args',
+        'a team ledger is a postgres:// URL: postgres://user@host:5432/db',
+      );
+    }
+    const shown = withoutPassword(url);
+    const conn = opts.password ? withPassword(url, opts.password) : url;
+    // Connected (and migrated) before the open ledger is closed: a refused connection leaves it open.
+    const engine = await openEngine(conn);
+    const local = path.resolve(opts.folder ?? this.opts.teamFolder ?? process.cwd());
+    try {
+      mkdirSync(local, { recursive: true });
+    } catch (e) {
+      await engine.close();
+      throw new ProofloopError(
+        'io',
+        `cannot use ${local} as the team ledger's local folder: ${(e as Error).message}`,
+      );
+    }
+    await this.closeFolder();
+    this.team = { engine, folder: local };
+    this.engineNow = engine;
+    this.remember(shown);
+    this.info = {
+      folder: shown,
+      runs_root: local,
+      runs: (await engine.runs()).length,
+      imported: NOTHING,
+      mirrors_repaired: [],
+      engine: 'postgres',
+    };
+    if (this.opts.watch) this.startFollowing();
+    return this.info;
+  }
+
+  /** Follows the team ledger's cross-run feed: other processes' appends reach the page as pushes. */
+  private startFollowing(): void {
+    if (this.watching || !this.team) return;
+    this.watching = true;
+    const follow = followEngine(this.team.engine, this.ctx);
+    this.detach.push(() => {
+      follow.stop();
+      this.watching = false;
+    });
+  }
+
   /** The background opening import (see openFolder), settled when it ends or is stopped. */
   opening: Promise<void> = Promise.resolve();
 
@@ -229,6 +328,7 @@ export class ProofloopService {
   /** From now on keep the open folder (and any opened later) live: see watch.ts. */
   keepLive(): void {
     this.opts.watch = true;
+    if (this.team) this.startFollowing();
     if (this.current) {
       this.startWatching();
       // Building snapshots would compete with an import under way; its end starts them.
@@ -281,9 +381,14 @@ export class ProofloopService {
   trustFolder(folder: string): void {
     const abs = path.resolve(folder);
     this.trusted.add(abs);
-    const i = this.recent.indexOf(abs);
+    this.remember(abs);
+  }
+
+  /** Puts a folder, or a team ledger's URL without its password, first in the recent list. */
+  remember(entry: string): void {
+    const i = this.recent.indexOf(entry);
     if (i >= 0) this.recent.splice(i, 1);
-    this.recent.unshift(abs);
+    this.recent.unshift(entry);
     this.recent.length = Math.min(this.recent.length, 10);
   }
 
@@ -295,10 +400,14 @@ export class ProofloopService {
    */
   closeFolder(): Promise<void> {
     const ledger = this.current;
+    const team = this.team;
     this.stopImports.abort();
     for (const d of this.detach.splice(0)) d();
     this.current = null;
+    this.engineNow = null;
+    this.team = null;
     this.info = null;
+    if (team) return team.engine.close().catch(() => undefined);
     // An import's worker may still be building snapshots: stopped too, and waited for.
     const workers = this.workers.splice(0);
     if (!ledger) return Promise.all(workers).then(() => undefined);

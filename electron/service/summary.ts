@@ -14,7 +14,7 @@ import { BoundedMap } from '../bounded-map';
 import type { ServiceContext } from './context';
 import type { ResultOf } from '../../shared/api/contract';
 import type { Handler as H } from './handler';
-import { requireRun } from './ledger';
+import { requireRunOf } from './ledger';
 
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -68,14 +68,16 @@ function otlpSummary(
 }
 
 export function summaryHandlers(ctx: ServiceContext) {
-  const summary: H<'run.summary'> = ({ run_id }) => {
-    const run = requireRun(ctx, run_id);
-    const ledger = ctx.ledger();
-    const key = `${ledger.folder}\u0000${run_id}\u0000${run.head_seq}`;
+  const summary: H<'run.summary'> = async ({ run_id }) => {
+    // Reads through the engine; the token sums are SQL over a runs folder's ledger (none on a team ledger).
+    const engine = ctx.engine();
+    const ledger = ctx.sqlite();
+    const run = await requireRunOf(engine, run_id);
+    const key = `${engine.location}\u0000${run_id}\u0000${run.head_seq}`;
     const known = memo.get(key) as ResultOf<'run.summary'> | undefined;
     if (known) return known;
     const fmt = run.format;
-    const first = (kinds: string[], limit: number) => ledger.read(run_id, { kinds, limit });
+    const first = (kinds: string[], limit: number) => engine.read(run_id, { kinds, limit });
     let project: string | null = null;
     let model: string | null = null;
     let title: string | null = null;
@@ -83,7 +85,7 @@ export function summaryHandlers(ctx: ServiceContext) {
 
     // The first prompt a person wrote; else a slash command's name; else the first prompt at all.
     let fallback: string | null = null;
-    for (const e of first(['user_prompted'], 20)) {
+    for (const e of await first(['user_prompted'], 20)) {
       const v1 = interpret(fmt, e.kind, e.payload, { seq: e.seq, run_id, source: e.source ?? null });
       const p = (v1?.payload ?? e.payload) as Obj;
       const text = str(p.content);
@@ -97,20 +99,20 @@ export function summaryHandlers(ctx: ServiceContext) {
       fallback ??= p.meta === true ? null : clipTitle(text);
     }
     title ??= fallback;
-    const runNo = ledger.runNo(run_id)!;
-    const range = idRange(runNo, 1, Number.MAX_SAFE_INTEGER);
+    const runNo = ledger?.runNo(run_id);
+    const range = runNo === undefined ? null : idRange(runNo, 1, Number.MAX_SAFE_INTEGER);
     if (fmt === 'claude_code') {
       // Most lines carry the cwd; a file-history snapshot (often the first) does not.
-      for (const e of ledger.read(run_id, { limit: 20 })) {
+      for (const e of await engine.read(run_id, { limit: 20 })) {
         project = str((e.payload as Obj).cwd);
         if (project) break;
       }
-      const a = first(ASSISTANT_KINDS, 1)[0];
+      const a = (await first(ASSISTANT_KINDS, 1))[0];
       const msg = a && isObj((a.payload as Obj).message) ? ((a.payload as Obj).message as Obj) : null;
       model = msg ? str(msg.model) : null;
       // Claude Code repeats a message's usage on each of its lines: the last line of each message.id.
       const rows =
-        run.head_seq > CC_TOKENS_MAX_EVENTS
+        run.head_seq > CC_TOKENS_MAX_EVENTS || !ledger || !range
           ? []
           : (ledger.db
               .prepare(
@@ -133,17 +135,20 @@ export function summaryHandlers(ctx: ServiceContext) {
         }
       }
     } else if (fmt === 'codex') {
-      const meta = first(['run_started'], 1)[0];
+      const meta = (await first(['run_started'], 1))[0];
       project = meta ? str(itemOf(meta.payload as Obj).cwd) : null;
-      const turn = first(['codex_turn_context'], 1)[0];
+      const turn = (await first(['codex_turn_context'], 1))[0];
       model = turn ? str(itemOf(turn.payload as Obj).model) : null;
       // Codex's token_count is cumulative: the last one is the run's.
-      const last = ledger.db
-        .prepare(
-          `SELECT payload FROM events WHERE ${ID_RANGE} AND kind = 'codex_event_token_count'
+      const last =
+        ledger && range
+          ? (ledger.db
+              .prepare(
+                `SELECT payload FROM events WHERE ${ID_RANGE} AND kind = 'codex_event_token_count'
             ORDER BY id DESC LIMIT 1`,
-        )
-        .get(...range) as { payload: string } | undefined;
+              )
+              .get(...range) as { payload: string } | undefined)
+          : undefined;
       if (last) {
         const v1 = interpret(fmt, 'codex_event_token_count', JSON.parse(last.payload) as Obj, {
           seq: 0,
@@ -153,11 +158,14 @@ export function summaryHandlers(ctx: ServiceContext) {
         tokens = typeof t === 'number' ? t : null;
       }
     } else if (fmt === 'otlp') {
-      ({ title, model } = otlpSummary(run.meta, (kinds, limit) =>
-        ledger.read(run_id, { ...(kinds ? { kinds } : {}), limit }),
-      ));
+      // Its reader is synchronous: a runs folder's ledger (a team ledger's OTLP runs list without a title).
+      if (ledger) {
+        ({ title, model } = otlpSummary(run.meta, (kinds, limit) =>
+          ledger.read(run_id, { ...(kinds ? { kinds } : {}), limit }),
+        ));
+      }
     } else {
-      const start = first(['run_started'], 1)[0];
+      const start = (await first(['run_started'], 1))[0];
       const p = start
         ? ((interpret(fmt, 'run_started', start.payload, { seq: start.seq, run_id })?.payload ??
             start.payload) as Obj)

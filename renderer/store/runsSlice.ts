@@ -24,6 +24,11 @@ export interface RunsSlice {
   setRunsProject(project: string): void;
   loadFolder(): Promise<void>;
   openFolder(folder: string): Promise<void>;
+  /** Opens a team ledger (postgres://…); the password is sent for this connection only, never kept. */
+  openTeamLedger(url: string, password?: string): Promise<boolean>;
+  /** The folder menu's "Open team ledger…" form is shown (the app's File menu opens it too). */
+  teamFormOpen: boolean;
+  setTeamFormOpen(open: boolean): void;
   loadRuns(): Promise<void>;
   setRunsFilter(text: string): void;
   setRunsSort(sort: RunsSort): void;
@@ -52,6 +57,18 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
     const r = await call('folder.current', {});
     if (r.ok) set({ folder: r.value, folderError: null });
     else set({ folderError: r.error });
+  },
+  teamFormOpen: false,
+  setTeamFormOpen: (teamFormOpen) => set({ teamFormOpen }),
+  async openTeamLedger(url, password) {
+    const r = await call('ledger.open', password ? { url, password } : { url });
+    if (!r.ok) {
+      set({ folderError: r.error });
+      return false;
+    }
+    set({ folder: r.value, folderError: null, teamFormOpen: false });
+    await get().loadRuns();
+    return true;
   },
   async openFolder(folder) {
     const r = await call('folder.open', { folder });

@@ -44,6 +44,7 @@ export function startSync(): () => void {
       if (p.command === 'open-run' && p.run_id) st.selectRun(p.run_id);
       else if (p.command === 'compare' && p.run_id) st.setCompareWith(p.run_id);
       else if (p.command === 'export-bundle') st.openExportDialog(p.run_id ?? null);
+      else if (p.command === 'open-team-ledger') st.setTeamFormOpen(true);
     }),
     subscribe('job.progress', (p) => {
       useApp.getState().onJob(p);

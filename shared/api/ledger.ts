@@ -81,6 +81,8 @@ export const FolderInfoSchema = z.object({
   runs: z.number().int(),
   imported: z.object({ files: z.number().int(), events: z.number().int(), findings: z.number().int() }),
   mirrors_repaired: z.array(z.string()),
+  /** Which engine keeps the open ledger: a runs folder's SQLite (the default) or a team's PostgreSQL (`folder` is then its URL, without a password). */
+  engine: z.enum(['sqlite', 'postgres']).optional(),
 });
 
 const seq = z.number().int().positive();
@@ -92,7 +94,20 @@ export const ledgerMethods = {
     'Open a runs folder (the current one when omitted): repair mirrors, import JSONL runs.',
   ),
   'folder.current': method(z.object({}), FolderInfoSchema.nullable(), 'The folder open now, if any.'),
-  'folder.recent': method(z.object({}), z.array(z.string()), 'Folders opened before, newest first.'),
+  'folder.recent': method(
+    z.object({}),
+    z.array(z.string()),
+    'Folders (and team ledgers, by their URL without a password) opened before, newest first.',
+  ),
+  'ledger.open': method(
+    z.object({
+      url: z.string().min(1).max(2048),
+      /** Used for this connection only: never stored, never listed. */
+      password: z.string().max(1024).optional(),
+    }),
+    FolderInfoSchema,
+    'Open a team ledger on PostgreSQL (postgres://user@host/db): the inspector reads and follows it as it does a runs folder.',
+  ),
   'runs.list': method(
     z.object({}),
     z.array(RunSummarySchema),
@@ -186,7 +201,7 @@ export const ledgerPushes = {
   'folder.changed': z.object({ folder: z.string() }),
   /** A native menu asked the UI to do something (e.g. `export-bundle`). */
   'ui.command': z.object({
-    command: z.enum(['export-bundle', 'open-run', 'compare']),
+    command: z.enum(['export-bundle', 'open-run', 'compare', 'open-team-ledger']),
     run_id: z.string().optional(),
   }),
   'events.appended': z.object({ run_id: z.string(), from_seq: z.number().int(), to_seq: z.number().int() }),

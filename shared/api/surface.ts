@@ -11,6 +11,7 @@ export const RENDERER_METHODS = [
   'folder.open',
   'folder.current',
   'folder.recent',
+  'ledger.open',
   'runs.list',
   'run.get',
   'run.findings',

@@ -68,7 +68,7 @@ describe('SIGKILL at random points', () => {
             expect(report.findings, JSON.stringify(p)).toEqual([]);
             const last = ledger.event(run.run_id, run.head_seq);
             if (last?.kind !== 'run_completed') {
-              const r = new RunHost(ledger, { tasksDir: TASKS }).resume(run.run_id);
+              const r = await new RunHost(ledger, { tasksDir: TASKS }).resume(run.run_id);
               const end = await r.done;
               expect(end, JSON.stringify(p)).toMatchObject({ status: 'completed', outcome: 'passed' });
               const after = ledger.run(run.run_id)!;

@@ -216,7 +216,7 @@ describe('runner variants (real model and judge processes)', () => {
     const before = events.filter((e) => e.kind === 'model_proposed').length;
     expect(before).toBeGreaterThan(0);
 
-    const r = host.resume(run_id);
+    const r = await host.resume(run_id);
     const end = await r.done;
     expect(end).toMatchObject({ status: 'completed', outcome: 'passed' });
     const all = ledger.read(run_id);
@@ -229,7 +229,7 @@ describe('runner variants (real model and judge processes)', () => {
       events.filter((e) => e.kind === 'model_proposed').map((e) => e.payload.call_id),
     );
     expect(verified(ledger, run_id).ok).toBe(true);
-    expect(() => host.resume(run_id)).toThrow(/already completed/);
+    await expect(host.resume(run_id)).rejects.toThrow(/already completed/);
   });
 });
 
@@ -243,7 +243,7 @@ describe('determinism, rerun and replay', () => {
     const other = await run('fix-slugify', 'leaky', 7);
     expect(sig(other.events)).not.toEqual(sig(a.events));
 
-    const re = host.rerun(a.run_id);
+    const re = await host.rerun(a.run_id);
     await re.done;
     const rerun = ledger.read(re.run_id);
     expect(rerun[0]!.payload).toMatchObject({ mode: 'rerun', of: a.run_id });

@@ -6,6 +6,8 @@ import { exportAtif } from '../../bundle/atif';
 import type { BundleVerdict } from '../../bundle/format';
 import { publicKeyFile } from '../../bundle/sign';
 import type { CliContext } from '../context';
+import type { Ledger } from '../../ledger';
+import { withLocalCopy } from '../../bundle/team-copy';
 import { EXIT } from '../context';
 import { table } from '../format';
 
@@ -131,57 +133,63 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
         if (!o.preview && !o.out)
           throw new InvalidArgumentError("required option '--out <file>' not specified");
         const out = o.out ?? '';
-        const ledger = await ctx.ledger();
-        if (o.format === 'atif') {
-          if (runs.length !== 1)
-            throw new InvalidArgumentError('--format atif writes one run: name exactly one');
-          if (o.sign || o.preview) throw new InvalidArgumentError('--sign and --preview are for bundles');
-          const r = exportAtif(ledger, runs[0]!, out, { profile: o.profile, force: o.force });
-          ctx.print(
-            r,
-            () =>
-              `wrote ${r.out}: run ${r.run_id} as ATIF (${r.events} events in ${r.steps} steps; profile ${o.profile}, ${r.redacted_values} values redacted)`,
-          );
-          return;
-        }
-        if (o.preview) {
-          const p = previewBundle(ledger, runs, o.profile);
-          ctx.print(p, () =>
+        // On a team ledger (--ledger postgres://…) the runs are exported from a local copy (team-copy.ts).
+        const svc = await ctx.service();
+        const team = svc.ctx.sqlite() ? null : svc.ctx.engine();
+        const act = async (ledger: Ledger): Promise<void> => {
+          if (o.format === 'atif') {
+            if (runs.length !== 1)
+              throw new InvalidArgumentError('--format atif writes one run: name exactly one');
+            if (o.sign || o.preview) throw new InvalidArgumentError('--sign and --preview are for bundles');
+            const r = exportAtif(ledger, runs[0]!, out, { profile: o.profile, force: o.force });
+            ctx.print(
+              r,
+              () =>
+                `wrote ${r.out}: run ${r.run_id} as ATIF (${r.events} events in ${r.steps} steps; profile ${o.profile}, ${r.redacted_values} values redacted)`,
+            );
+            return;
+          }
+          if (o.preview) {
+            const p = previewBundle(ledger, runs, o.profile);
+            ctx.print(p, () =>
+              [
+                `profile ${p.profile}: ${p.events_redacted} events would be redacted`,
+                table(Object.entries(p.rules), ['RULE', 'REPLACEMENTS']),
+                ...p.runs.map(
+                  (r) =>
+                    `${r.run_id}: ${r.redacted_events}/${r.events} events, seqs ${r.seqs.join(', ')}${r.seqs_truncated ? ', …' : ''}`,
+                ),
+              ].join('\n'),
+            );
+            return;
+          }
+          const r = await exportBundle(ledger, {
+            runIds: runs,
+            out,
+            profile: o.profile,
+            sign: o.sign,
+            force: o.force,
+          });
+          const m = r.manifest;
+          ctx.print({ file: r.file, bytes: r.bytes, sha256: r.sha256, manifest: m }, () =>
             [
-              `profile ${p.profile}: ${p.events_redacted} events would be redacted`,
-              table(Object.entries(p.rules), ['RULE', 'REPLACEMENTS']),
-              ...p.runs.map(
-                (r) =>
-                  `${r.run_id}: ${r.redacted_events}/${r.events} events, seqs ${r.seqs.join(', ')}${r.seqs_truncated ? ', …' : ''}`,
-              ),
+              `wrote ${r.file} (${r.bytes} bytes, sha256 ${r.sha256.slice(0, 16)}…)`,
+              `profile ${m.profile}: ${m.redaction.events_redacted} events redacted` +
+                (Object.keys(m.redaction.rules).length
+                  ? ` (${Object.entries(m.redaction.rules)
+                      .map(([k, n]) => `${k} ${n}`)
+                      .join(', ')})`
+                  : ''),
+              m.signer
+                ? // Where the public key is: the reviewer needs it to prove completeness.
+                  `signed with ${m.signer.fingerprint} (public key ${publicKeyFile()}: give it to the reviewer for verify-bundle --key)`
+                : 'not signed (--sign seals counts and head hashes)',
+              ...m.runs.map((x) => `  ${x.run_id}: ${x.events} events, head ${x.head_hash.slice(0, 16)}…`),
             ].join('\n'),
           );
-          return;
-        }
-        const r = await exportBundle(ledger, {
-          runIds: runs,
-          out,
-          profile: o.profile,
-          sign: o.sign,
-          force: o.force,
-        });
-        const m = r.manifest;
-        ctx.print({ file: r.file, bytes: r.bytes, sha256: r.sha256, manifest: m }, () =>
-          [
-            `wrote ${r.file} (${r.bytes} bytes, sha256 ${r.sha256.slice(0, 16)}…)`,
-            `profile ${m.profile}: ${m.redaction.events_redacted} events redacted` +
-              (Object.keys(m.redaction.rules).length
-                ? ` (${Object.entries(m.redaction.rules)
-                    .map(([k, n]) => `${k} ${n}`)
-                    .join(', ')})`
-                : ''),
-            m.signer
-              ? // Where the public key is: the reviewer needs it to prove completeness.
-                `signed with ${m.signer.fingerprint} (public key ${publicKeyFile()}: give it to the reviewer for verify-bundle --key)`
-              : 'not signed (--sign seals counts and head hashes)',
-            ...m.runs.map((x) => `  ${x.run_id}: ${x.events} events, head ${x.head_hash.slice(0, 16)}…`),
-          ].join('\n'),
-        );
+        };
+        if (team) await withLocalCopy(team, runs, svc.ctx.folder(), act);
+        else await act(svc.ctx.ledger());
       },
     );
 

@@ -7,7 +7,7 @@ import { intOption, oneLine, table } from '../format';
 import { verifyFile } from '../../ingest';
 import { checkRunSource, type SourceVerdict } from '../../ingest/seal-check';
 import { openBundleCommand } from './bundle';
-import { teamEvents, teamRuns, teamSpec, teamVerify } from './team';
+import { importToTeam, teamEvents, teamRuns, teamSpec, teamVerify } from './team';
 import { appendLines } from '../append-lines';
 import { readArtifact } from '../../runner/artifacts';
 import { artifactsHomeOf } from '../../service/runner';
@@ -43,7 +43,7 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
     .command('open [folder]')
     .description(
       'open a runs folder: create its ledger, repair mirrors, import JSONL runs written by other agents; ' +
-        'or open a bundle .zip read-only into --folder',
+        'or open a bundle .zip read-only into --folder; with --ledger postgres://… import the folder into that team ledger',
     )
     .action(async (folder: string | undefined) => {
       // A bundle opens read-only into the --folder ledger (electron/bundle/open.ts).
@@ -51,6 +51,8 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
         return openBundleCommand(ctx, folder);
       }
       if (folder) program.setOptionValue('folder', path.resolve(folder));
+      const team = teamSpec(program);
+      if (team) return importToTeam(ctx, path.resolve(folder ?? ctx.opts().folder), team);
       const svc = await ctx.service({ create: true });
       const info = await svc.invoke('folder.current', {});
       ctx.print(info, () =>

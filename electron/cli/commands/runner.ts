@@ -50,13 +50,15 @@ function progressLine(e: { seq: number; kind: string; payload: Record<string, un
 
 /** Prints a progress line per appended event of `runId` (terminal only), until the returned stop. */
 function followProgress(ctx: CliContext, svc: ProofloopService, runId: () => string | null): () => void {
-  if (!ctx.tty || ctx.opts().json) return () => {};
+  // A runs folder's appends are pushed in this process; a team ledger's are not followed here.
+  const ledger = svc.ctx.sqlite();
+  if (!ctx.tty || ctx.opts().json || !ledger) return () => {};
   return svc.onPush((channel, payload) => {
     if (channel !== 'events.appended') return;
     const p = payload as { run_id: string; from_seq: number; to_seq: number };
     const id = runId();
     if (id !== null && p.run_id !== id) return;
-    for (const e of svc.ctx.ledger().read(p.run_id, { from: p.from_seq, to: p.to_seq })) {
+    for (const e of ledger.read(p.run_id, { from: p.from_seq, to: p.to_seq })) {
       process.stderr.write(progressLine(e) + '\n');
     }
   });

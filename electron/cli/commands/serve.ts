@@ -22,7 +22,8 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
   program
     .command('serve [folders...]')
     .description(
-      'web mode: serve the inspector on 127.0.0.1 for any browser (prints the URL with its token); the first folder is opened, every one named can be opened from the page (Open folder)',
+      'web mode: serve the inspector on 127.0.0.1 for any browser (prints the URL with its token); the first folder is opened, every one named can be opened from the page (Open folder); ' +
+        'with --ledger postgres://… the team ledger is opened instead (the folder is then its local folder)',
     )
     .option('--port <port>', 'port (default: any free port)', (v) => {
       const n = Number(v);
@@ -56,7 +57,8 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       // The page may switch between the folders named here (its Open folder menu), and no others:
       // a typed path is refused (the window is untrusted; the command line is the user's choice).
       for (const f of [...folders.slice(1)].reverse()) svc.trustFolder(f);
-      svc.trustFolder(svc.ctx.folder());
+      // A team ledger's local folder holds workspaces, not runs to open: the page is not offered it.
+      if (svc.ctx.sqlite()) svc.trustFolder(svc.ctx.folder());
       const server = await startWebServer(svc, { port: o.port, staticDir: rendererDir() });
       // Loaded only by serve: protobufjs and the OTLP definitions cost every other command time.
       const { otlpLine, startOtlpFor } = await import('../../otlp/start');
@@ -67,10 +69,12 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
           port: server.port,
           token: server.token,
           folder: svc.ctx.folder(),
+          ledger: svc.ctx.engine().location,
+          engine: svc.ctx.engine().engine,
           otlp: otlp?.info ?? null,
         },
         () =>
-          `ProofLoop web mode for ${svc.ctx.folder()}\nopen ${server.url}\n${otlpLine(otlp)}\n(Ctrl-C to stop)`,
+          `ProofLoop web mode for ${svc.ctx.sqlite() ? svc.ctx.folder() : `the team ledger ${svc.ctx.engine().location} (local folder ${svc.ctx.folder()})`}\nopen ${server.url}\n${otlpLine(otlp)}\n(Ctrl-C to stop)`,
       );
       await untilSignal(async () => {
         await Promise.all([server.close(), otlp?.receiver?.close()]);

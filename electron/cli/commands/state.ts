@@ -6,7 +6,7 @@ import type { Change, RunState } from '../../../shared/state';
 import type { DiffRow, RunDiff } from '../../../shared/diff';
 import { intOption, oneLine, table } from '../format';
 import { replayVerdict, type ReplayVerdict } from '../../state/replay-verdict';
-import { teamSpec, teamState } from './team';
+import { teamChanges, teamDiff, teamSpec, teamState } from './team';
 
 /** What these commands need from the CLI: the CliContext of electron/cli/context.ts fits. */
 export interface StateCliContext {
@@ -220,7 +220,8 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
       .description('what changed in the state at a seq (state at seq-1 against state at seq)')
       .requiredOption('--at <seq>', 'the seq (≥ 1)', intOption('--at')),
   ).action(async (run: string, o: { at: number }, cmd: Command) => {
-    const r = changesAt(await ctx.ledger(run), run, o.at);
+    const team = teamSpec(program);
+    const r = team ? await teamChanges(team, run, o.at) : changesAt(await ctx.ledger(run), run, o.at);
     print(cmd, r, () => formatChanges(r.seq, r.kind, r.changes));
   });
 
@@ -232,6 +233,11 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
       )
       .option('--limit <rows>', 'rows shown in the table', intOption('--limit'), 60),
   ).action(async (a: string, b: string, o: { limit: number }, cmd: Command) => {
+    const team = teamSpec(program);
+    if (team) {
+      const d = await teamDiff(team, a, b);
+      return print(cmd, d, () => formatDiff(d, o.limit));
+    }
     const ledger = await ctx.ledger();
     // As runs.diff gives it: with the verdict when one of the two replays the other.
     const d = { ...(await diffRunsExplained(ledger, a, b)), replay: replayVerdict(ledger, a, b) };

@@ -7,6 +7,8 @@ import { SqliteEngine } from '../../ledger/sqlite-engine';
 import { pushRuns, type PushResult } from '../../ledger/push';
 import type { LedgerEngine } from '../../ledger/engine';
 import type { VerifyReport } from '../../ledger/verify';
+import { engineChangesAt, engineDiff } from '../../state/engine-state';
+import { importIntoEngine } from '../../ingest/team';
 
 /**
  * The CLI on a team ledger: `--ledger postgres://…` (or PROOFLOOP_LEDGER) points the read commands
@@ -106,6 +108,33 @@ export async function teamState(
   print({ seq: r.seq, state: r.state, via: r.via }, () =>
     formatState(r.state, `${r.via}, ${ms.toFixed(1)} ms`),
   );
+}
+
+/**
+ * `proofloop open <folder> --ledger postgres://…`: the folder imported (its own ledger keeps the
+ * import's offsets and seals) and every imported run sent to the team ledger with its digests.
+ */
+export async function importToTeam(ctx: CliContext, folder: string, spec: string): Promise<void> {
+  const r = await withEngine(spec, (e) => importIntoEngine(folder, e));
+  const count = (a: PushResult['action']) => r.pushed.filter((p) => p.action === a).length;
+  const where = spec.replace(/:[^:@/]*@/, ':***@');
+  ctx.print({ folder, ledger: where, ...r }, () =>
+    [
+      `imported ${r.imported.events} new events from ${r.imported.files} files of ${folder}` +
+        (r.imported.findings ? `, ${r.imported.findings} findings` : ''),
+      `into ${where}: ${count('copied')} runs copied, ${count('extended')} extended, ${count('same') + count('ahead')} unchanged`,
+      ...r.refused.map((x) => `refused ${x.run_id}: ${x.error}`),
+    ].join('\n'),
+  );
+  if (r.refused.length > 0) ctx.setExit(EXIT.findings);
+}
+
+export function teamChanges(spec: string, run: string, at: number) {
+  return withEngine(spec, (e) => engineChangesAt(e, run, at));
+}
+
+export function teamDiff(spec: string, a: string, b: string) {
+  return withEngine(spec, (e) => engineDiff(e, a, b));
 }
 
 export function registerTeamCommands(program: Command, ctx: CliContext): void {

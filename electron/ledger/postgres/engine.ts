@@ -164,7 +164,7 @@ export class PostgresEngine implements LedgerEngine {
       });
       run = (await this.run(runId))!;
     }
-    if (run.source !== 'executed') {
+    if (run.source !== 'executed' && (opts.live === undefined || run.format !== opts.live)) {
       throw new ProofloopError('read_only', `run ${runId} was ${run.source}: it is read-only`);
     }
     return PgWriter.acquire(this, runId, {

@@ -3,16 +3,29 @@ import { call } from '../../api/api';
 import { useApp } from '../../store';
 import { useEscape } from '../../ui/Modal';
 
+const isTeamUrl = (s: string): boolean => /^postgres(ql)?:\/\//i.test(s);
+
 /**
- * The open folder's path, and a menu of the folders this window may open (the app's recent
- * folders, or in web mode the folders `proofloop serve` was given): a click switches to one.
+ * The open folder's path (or team ledger's URL), and a menu of what this window may open: the
+ * app's recent folders, or in web mode the folders `proofloop serve` was given, and team ledgers
+ * opened before (their URL without a password); a click switches to one. "Open team ledger…" asks
+ * for a postgres:// connection string and, apart, its password: the password goes with that one
+ * connection and is never listed or kept (a recent team ledger asks for it again, unless the
+ * server takes it from ~/.pgpass).
  */
 export function FolderMenu() {
   const folder = useApp((s) => s.folder);
   const openFolder = useApp((s) => s.openFolder);
+  const openTeamLedger = useApp((s) => s.openTeamLedger);
+  const teamFormOpen = useApp((s) => s.teamFormOpen);
+  const setTeamFormOpen = useApp((s) => s.setTeamFormOpen);
+  const folderError = useApp((s) => s.folderError);
   const goHome = useApp((s) => s.goHome);
   const [open, setOpen] = useState(false);
   const [recent, setRecent] = useState<string[] | null>(null);
+  const [url, setUrl] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
   const current = folder?.folder ?? null;
   const root = useRef<HTMLSpanElement>(null);
   // A menu, not a dialog: Escape or a click anywhere else closes it (it stayed open over the
@@ -26,6 +39,33 @@ export function FolderMenu() {
     document.addEventListener('mousedown', onDown);
     return () => document.removeEventListener('mousedown', onDown);
   }, [open]);
+  const team = folder?.engine === 'postgres';
+
+  const loadRecent = async () => {
+    const r = await call('folder.recent', {});
+    setRecent(r.ok ? r.value : []);
+  };
+  // The app's File ▸ Open Team Ledger… opens the menu on its form.
+  useEffect(() => {
+    if (teamFormOpen && !open) {
+      void loadRecent();
+      setOpen(true);
+    }
+  }, [teamFormOpen, open]);
+
+  const submitTeam = async () => {
+    if (!url.trim()) return;
+    setBusy(true);
+    goHome();
+    const ok = await openTeamLedger(url.trim(), password || undefined);
+    setBusy(false);
+    setPassword('');
+    if (ok) {
+      setUrl('');
+      setOpen(false);
+    }
+  };
+
   return (
     <span className="folder-menu" ref={root}>
       <button
@@ -35,12 +75,19 @@ export function FolderMenu() {
         data-testid="folder-path"
         aria-expanded={open}
         onClick={async () => {
-          if (open) return setOpen(false);
-          const r = await call('folder.recent', {});
-          setRecent(r.ok ? r.value : []);
+          if (open) {
+            setTeamFormOpen(false);
+            return setOpen(false);
+          }
+          await loadRecent();
           setOpen(true);
         }}
       >
+        {team && (
+          <span className="team-badge" data-testid="team-badge">
+            team
+          </span>
+        )}
         {current ?? 'no folder open'} ▾
       </button>
       {open && (
@@ -63,6 +110,17 @@ export function FolderMenu() {
                   data-folder={f}
                   disabled={f === current}
                   onClick={async () => {
+                    if (isTeamUrl(f)) {
+                      // Its password is not kept: tried without (a server may take it from ~/.pgpass), else asked.
+                      setUrl(f);
+                      setTeamFormOpen(true);
+                      setBusy(true);
+                      goHome();
+                      const ok = await openTeamLedger(f);
+                      setBusy(false);
+                      if (ok) setOpen(false);
+                      return;
+                    }
                     setOpen(false);
                     goHome();
                     await openFolder(f);
@@ -74,6 +132,55 @@ export function FolderMenu() {
               </li>
             ))}
           </ul>
+          {!teamFormOpen ? (
+            <button
+              type="button"
+              className="btn ghost"
+              data-testid="open-team-ledger"
+              onClick={() => setTeamFormOpen(true)}
+            >
+              Open team ledger…
+            </button>
+          ) : (
+            <form
+              className="team-form"
+              data-testid="team-form"
+              onSubmit={(e) => {
+                e.preventDefault();
+                void submitTeam();
+              }}
+            >
+              <div className="popover-title">Open team ledger</div>
+              <input
+                className="input mono"
+                data-testid="team-url"
+                placeholder="postgres://user@host:5432/db"
+                aria-label="connection string"
+                autoComplete="off"
+                spellCheck={false}
+                value={url}
+                onChange={(e) => setUrl(e.target.value)}
+              />
+              <input
+                className="input"
+                type="password"
+                data-testid="team-password"
+                placeholder="password (not stored)"
+                aria-label="password"
+                autoComplete="off"
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+              />
+              {folderError && teamFormOpen && (
+                <p className="error" data-testid="team-error">
+                  {folderError.message}
+                </p>
+              )}
+              <button type="submit" className="btn" disabled={busy || !url.trim()} data-testid="team-open">
+                {busy ? 'Connecting…' : 'Open'}
+              </button>
+            </form>
+          )}
         </div>
       )}
     </span>
