@@ -138,6 +138,21 @@ test('Claude Code from the task panel: live events, a passing verdict, replay, a
     await expect(page.locator('[data-testid="diff-row"][data-first-divergence="true"]')).toHaveCount(0);
     await shots(app, 'real-agent-diff-same');
 
+    // The task panel now offers the finished runs of Claude Code on this task as a replay source.
+    await page.getByTestId('open-tasks').click();
+    await page.getByTestId('task-select').selectOption('fix-slugify');
+    await agent('claude-code').getByRole('radio').check();
+    await page.getByTestId('source-replay').getByRole('radio').check();
+    const sources = page.getByTestId('replay-source-select');
+    await expect(sources.locator('option')).toHaveCount(2);
+    await expect(sources.locator(`option[value="${source}"]`)).toHaveCount(1);
+    await expect(sources.locator(`option[value="${replay}"]`)).toHaveCount(1);
+    // Recorded answers decide: no variant to pick.
+    await expect(page.getByTestId('variant-select')).toBeDisabled();
+    await shots(app, 'real-agent-task-panel-replay');
+    await page.keyboard.press('Escape');
+    await expect(panel).toBeHidden();
+
     // The test's output changes (the task's test file prints one line more): a replay of the same
     // recording now parts at the source's result of the test run, and names it environment.
     appendFileSync(
