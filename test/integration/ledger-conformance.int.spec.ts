@@ -10,6 +10,7 @@ import { ingestFile } from '../../electron/ingest';
 import { readFileSync } from 'node:fs';
 import { RunHost } from '../../electron/runner/host';
 import { startOtlpReceiver } from '../../electron/otlp';
+import { importIntoEngine } from '../../electron/ingest/team';
 import { ZERO_HASH } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import { clusterForFile } from './helpers/pg-cluster';
@@ -361,5 +362,77 @@ describe.each(engines)('ledger engine: %s', (name, make, skip) => {
       });
     }
     expect((await e.run(started.run_id))?.status).toBe('completed');
+  });
+
+  test('the runner, the OTLP receiver and a folder import write through the interface itself', async () => {
+    const e = await open(make);
+    // The runner holds the run's writer on the engine (a lease on PostgreSQL) for the whole run;
+    // its workspace and artifacts are in a local folder.
+    const host = new RunHost(e, { tasksDir: path.join(repoRoot, 'tasks'), runsRoot: folder() });
+    const run = host.start({ task_id: 'fix-median', variant: 'careful', seed: 1, mode: 'live' });
+    await run.ready;
+    expect((await e.run(run.run_id))?.source).toBe('executed');
+    const end = await run.done;
+    expect(end).toMatchObject({ status: 'completed', outcome: 'passed' });
+    expect(await e.run(run.run_id)).toMatchObject({
+      status: 'completed',
+      head_seq: end.head_seq,
+      writer: null,
+    });
+    expect((await e.verify(run.run_id)).ok).toBe(true);
+    const kinds = (await e.read(run.run_id)).map((x) => x.kind);
+    expect(kinds[0]).toBe('run_started');
+    expect(kinds).toContain('judge_verdict');
+    // A second writer of a run the runner holds is refused by name while it runs.
+    const held = host.start({ task_id: 'fix-median', variant: 'careful', seed: 2, mode: 'live' });
+    await held.ready;
+    await expect(e.writer(held.run_id, { label: 'intruder' })).rejects.toThrow(/already has a writer/);
+    await held.done;
+
+    // OTLP: the receiver appends to the engine (no runs folder at all), one live writer per run.
+    const rx = await startOtlpReceiver({
+      ledger: () => {
+        throw new Error('no runs folder: the engine takes the records');
+      },
+      engine: () => e,
+      port: 0,
+    });
+    const body = readFileSync(path.join(repoRoot, 'test/fixtures/otlp/openllmetry-openai-0.62.3.json'));
+    const post = () =>
+      fetch(`http://127.0.0.1:${rx.port}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+    const res = await post();
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({});
+    await rx.close();
+    const otlp = (await e.runs()).filter((r) => r.format === 'otlp');
+    expect(otlp.length).toBe(1);
+    expect(otlp[0]!.event_count).toBeGreaterThan(0);
+    expect(otlp[0]!.writer).toBeNull();
+    expect((await e.verify(otlp[0]!.run_id)).ok).toBe(true);
+
+    // A folder import: the adapters, then every run into the engine with its digests; twice: nothing new.
+    const dir = folder();
+    mkdirSync(path.join(dir, 'seed'), { recursive: true });
+    copyFileSync(
+      path.join(repoRoot, 'test/fixtures/seed004/data/events.jsonl'),
+      path.join(dir, 'seed', 'events.jsonl'),
+    );
+    copyFileSync(path.join(repoRoot, CLAUDE_SESSION), path.join(dir, 'session.jsonl'));
+    const first = await importIntoEngine(dir, e);
+    expect(first.imported.events).toBeGreaterThan(0);
+    expect(first.refused).toEqual([]);
+    expect(first.pushed.length).toBeGreaterThan(1);
+    expect(first.pushed.every((p) => p.action === 'copied')).toBe(true);
+    for (const p of first.pushed) {
+      const v = await e.verify(p.run_id);
+      expect(v, p.run_id).toMatchObject({ head_seq: p.head_seq, head_hash: p.head_hash });
+    }
+    const again = await importIntoEngine(dir, e);
+    expect(again.imported.events).toBe(0);
+    expect(again.pushed.every((p) => p.action === 'same')).toBe(true);
   });
 });
