@@ -143,10 +143,11 @@ export function ledgerHandlers(ctx: ServiceContext) {
     return { ...report, chained: run.chained, ok: findings.length === 0, findings };
   };
   const findings: H<'run.findings'> = async ({ run_id }) => {
-    // A team ledger keeps the events of imported runs, not their import findings (push moves events).
+    // A team ledger keeps the findings recorded at import (push moves them with the run).
     if (!ctx.sqlite()) {
-      await requireRunOf(ctx.engine(), run_id);
-      return [];
+      const engine = ctx.engine();
+      await requireRunOf(engine, run_id);
+      return engine.findings(run_id);
     }
     requireRun(ctx, run_id);
     const ledger = ctx.ledger();
