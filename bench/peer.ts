@@ -246,7 +246,16 @@ async function timeViewer(
     const say = (what: string) =>
       process.stderr.write(`peer: ${viewer} ${what} at ${Math.round(performance.now() - t0)} ms\n`);
     say('printed its URL');
-    await page.goto(url, { timeout: 300_000 });
+    // claude-run prints its URL just before it listens: a refused connection is tried again.
+    for (let tries = 0; ; tries++) {
+      try {
+        await page.goto(url, { timeout: 300_000 });
+        break;
+      } catch (e) {
+        if (tries > 600 || !/ERR_CONNECTION_REFUSED/.test((e as Error).message)) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
     say('page loaded');
     const loaded = performance.now() - t0;
     const item = page.getByText(folder.promptPrefix).first();
@@ -289,6 +298,7 @@ async function compare(
     proofloop: [],
     'claude-run': [],
   };
+  const errors: string[] = [];
   for (let i = 0; i < rounds; i++) {
     const order: ('proofloop' | 'claude-run')[] =
       i % 2 === 0 ? ['claude-run', 'proofloop'] : ['proofloop', 'claude-run'];
@@ -298,6 +308,9 @@ async function compare(
       const home = mkdtempSync(path.join(root, 'home-'));
       try {
         runs[v].push(await timeViewer(browser, v, folder, peerBin ?? '', home));
+      } catch (e) {
+        // One viewer failing keeps the other's figures, and says why.
+        errors.push(`${v}: ${(e as Error).message.slice(0, 500)}`);
       } finally {
         rmSync(home, { recursive: true, force: true });
       }
@@ -313,23 +326,27 @@ async function compare(
           first_messages_median_ms: med(v.map((x) => x.first_messages_ms)),
           peak_rss_median_mb: med(v.map((x) => x.process.peak_rss_mb)),
         };
-  const pl = summary(runs.proofloop)!;
+  const pl = summary(runs.proofloop);
   const cr = summary(runs['claude-run']);
+  const both = pl && cr ? { pl, cr } : null;
   return {
+    ...(errors.length ? { errors } : {}),
     folder_mb: folder.mb,
     sessions: folder.sessions,
     proofloop: pl,
     [PEER.name]: cr,
-    ratio: cr
+    ratio: both
       ? {
-          first_messages: Number((pl.first_messages_median_ms! / cr.first_messages_median_ms!).toFixed(2)),
-          peak_rss: Number((pl.peak_rss_median_mb! / cr.peak_rss_median_mb!).toFixed(2)),
+          first_messages: Number(
+            (both.pl.first_messages_median_ms! / both.cr.first_messages_median_ms!).toFixed(2),
+          ),
+          peak_rss: Number((both.pl.peak_rss_median_mb! / both.cr.peak_rss_median_mb!).toFixed(2)),
         }
       : null,
-    goal_ok: cr
+    goal_ok: both
       ? {
-          no_slower: pl.first_messages_median_ms! <= cr.first_messages_median_ms!,
-          no_more_memory: pl.peak_rss_median_mb! <= cr.peak_rss_median_mb!,
+          no_slower: both.pl.first_messages_median_ms! <= both.cr.first_messages_median_ms!,
+          no_more_memory: both.pl.peak_rss_median_mb! <= both.cr.peak_rss_median_mb!,
         }
       : null,
     runs,
