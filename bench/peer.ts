@@ -230,14 +230,17 @@ async function timeViewer(
           cwd: path.dirname(peerBin),
         });
   process.stderr.write(`peer: ${viewer} started\n`);
+  // Listened for before anything is awaited: a line printed while the page opens is not missed.
+  const urlLine = run.waitForLine((l) =>
+    viewer === 'proofloop' ? /"url":/.test(l) : /running at http/.test(l),
+  );
+  urlLine.catch(() => undefined); // awaited below; not unhandled meanwhile
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   process.stderr.write(`peer: ${viewer} page opened\n`);
   let out: Omit<ViewerFigures, 'process'> | null = null;
   let failure: Error | null = null;
   try {
-    const printed = await run.waitForLine((l) =>
-      viewer === 'proofloop' ? /"url":/.test(l) : /running at http/.test(l),
-    );
+    const printed = await urlLine;
     const url =
       viewer === 'proofloop'
         ? (JSON.parse(`{${printed.line.trim().replace(/,$/, '')}}`) as { url: string }).url
