@@ -436,11 +436,18 @@ describe('open', () => {
       codes.push(await main(['--folder', runs, 'export', 'r1', '--preview']));
       process.exitCode = 0;
       codes.push(await main(['--folder', runs, 'export', 'r1']));
+      // The run opened from the bundle holds redacted events: nothing new to redact, and it says so.
+      const bundleRun = /read-only in .*: runs? (\S+)/.exec(writes.join(''))![1]!;
+      process.exitCode = 0;
+      codes.push(await main(['--folder', join(dir, 'viewer'), 'export', bundleRun, '--preview']));
     } finally {
       process.stdout.write = orig;
       process.exitCode = 0;
     }
-    expect(codes).toEqual([0, 0, 0, 0, 2]);
+    expect(codes).toEqual([0, 0, 0, 0, 2, 0]);
+    expect(writes.at(-1)).toMatch(
+      /^profile share: nothing more to redact; \d+ events were already redacted and go out as they are/,
+    );
     expect(writes[3]).toMatch(/^profile share: \d+ events would be redacted/);
     // The signed export says which file a reviewer needs for `verify-bundle --key`, and it is there.
     const keyFile = /public key (\S+): give it to the reviewer for verify-bundle --key/.exec(writes[0]!)?.[1];

@@ -153,7 +153,10 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
             const p = previewBundle(ledger, runs, o.profile);
             ctx.print(p, () =>
               [
-                `profile ${p.profile}: ${p.events_redacted} events would be redacted`,
+                Object.keys(p.rules).length === 0 && p.events_redacted > 0
+                  ? // A run opened from a bundle: redacted before, nothing new replaced now.
+                    `profile ${p.profile}: nothing more to redact; ${p.events_redacted} events were already redacted and go out as they are`
+                  : `profile ${p.profile}: ${p.events_redacted} events would be redacted`,
                 table(Object.entries(p.rules), ['RULE', 'REPLACEMENTS']),
                 ...p.runs.map(
                   (r) =>
