@@ -20,11 +20,16 @@ export interface ReplayVerdict {
   } | null;
 }
 
-/** Whether `replay`'s run_started says it is a replay of `source` (mode replay, of source). */
+/**
+ * Whether `replay`'s run_started says it replays `source`: mode replay of it (Replay, `proofloop
+ * replay`), or a real agent's model answering from its recording (`--model-from replay:<source>`,
+ * the task panel's replay source).
+ */
 function isReplayOf(ledger: Ledger, replay: string, source: string): boolean {
   const started = ledger.read(replay, { kinds: ['run_started'], limit: 1 })[0];
-  const p = started?.payload as { mode?: unknown; of?: unknown } | undefined;
-  return p?.mode === 'replay' && p.of === source;
+  const p = started?.payload as
+    { mode?: unknown; of?: unknown; agent?: { model_from?: unknown } } | undefined;
+  return (p?.mode === 'replay' && p.of === source) || p?.agent?.model_from === `replay:${source}`;
 }
 
 /**

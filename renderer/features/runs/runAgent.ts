@@ -7,8 +7,14 @@ export function runAgentOf(r: RunSummary | undefined): { agent: string; modelFro
   return { agent: m.agent, modelFrom: typeof m.model_from === 'string' ? m.model_from : null };
 }
 
-/** The run a replay replays (its meta: mode replay, of), else null. */
+/**
+ * The run a replay replays, else null: its meta says mode replay of it, or (a run started from the
+ * task panel with a recorded run as its model source) model_from replay:<run>.
+ */
 export function replayedRunOf(run: RunSummary | undefined): string | null {
-  const m = run?.meta as { mode?: unknown; of?: unknown } | undefined;
-  return m?.mode === 'replay' && typeof m.of === 'string' ? m.of : null;
+  const m = run?.meta as { mode?: unknown; of?: unknown; model_from?: unknown } | undefined;
+  if (m?.mode === 'replay' && typeof m.of === 'string') return m.of;
+  return typeof m?.model_from === 'string' && m.model_from.startsWith('replay:')
+    ? m.model_from.slice(7)
+    : null;
 }
