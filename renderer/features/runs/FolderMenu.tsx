@@ -30,11 +30,20 @@ export function FolderMenu() {
   const root = useRef<HTMLSpanElement>(null);
   // A menu, not a dialog: Escape or a click anywhere else closes it (it stayed open over the
   // runs list and the timeline until its button was clicked again).
-  useEscape(() => setOpen(false));
+  // The team form's flag goes too, else the effect below would open the menu again at once.
+  const close = () => {
+    setTeamFormOpen(false);
+    setOpen(false);
+  };
+  const closeRef = useRef(close);
+  closeRef.current = close;
+  useEscape(() => {
+    if (open) close();
+  });
   useEffect(() => {
     if (!open) return;
     const onDown = (e: MouseEvent) => {
-      if (!root.current?.contains(e.target as Node)) setOpen(false);
+      if (!root.current?.contains(e.target as Node)) closeRef.current();
     };
     document.addEventListener('mousedown', onDown);
     return () => document.removeEventListener('mousedown', onDown);
