@@ -394,9 +394,16 @@ describe.each(surfaces)('the renderer surface over %s', (_name, make) => {
       const off = METHOD_NAMES.filter((m) => !(RENDERER_METHODS as readonly string[]).includes(m));
       // folder.recent is on the surface: the Open folder menu lists the folders the user chose (the
       // app's recent ones, the folders named to `serve`); folder.open still refuses any other.
-      expect(off).toEqual(expect.arrayContaining(['run.resume', 'run.wait', 'run.verify']));
+      expect(off).toEqual(expect.arrayContaining(['run.wait', 'run.verify']));
       for (const m of off)
         refused(await s.call(m, { run_id: 'crashed' }), 'forbidden', /not available to the window/);
+    });
+    it('run.resume (the header’s Resume) is refused for a run the runner did not execute', async () => {
+      // On the surface since issue 29; the runner continues only its own stopped simulated runs.
+      const r = (await s.call('run.resume', { run_id: 'crashed' })) as { ok: boolean };
+      expect(r.ok, JSON.stringify(r)).toBe(false);
+      const run = (await s.call('run.get', { run_id: 'crashed' })) as { ok: true; value: { status: string } };
+      expect(run.value.status).toBe('failed');
     });
     it('a run started from the window cannot name a configuration folder (its hooks are commands)', async () => {
       const before = await s.call('runs.list', {});
