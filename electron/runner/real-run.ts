@@ -385,11 +385,15 @@ export class RealRun implements GatewayHost {
         }
         killAll(tree);
       };
-      const left = this.budget.wall_ms - (performance.now() - this.t0);
-      const timer = setTimeout(
-        () => this.exhaust('wall_ms', this.budget.wall_ms, Math.round(performance.now() - this.t0)),
-        Math.max(0, left),
-      );
+      // libuv's loop clock is cached in whole ms, so a timer can fire a hair before the
+      // budget is spent; re-arm until it is, so budget_exhausted never states used < limit.
+      let timer: NodeJS.Timeout;
+      const arm = (): void => {
+        const used = performance.now() - this.t0;
+        if (used >= this.budget.wall_ms) this.exhaust('wall_ms', this.budget.wall_ms, Math.floor(used));
+        else timer = setTimeout(arm, Math.ceil(this.budget.wall_ms - used));
+      };
+      timer = setTimeout(arm, Math.max(0, Math.ceil(this.budget.wall_ms - (performance.now() - this.t0))));
       child.on('error', (e) => {
         clearTimeout(timer);
         resolve({ code: -1, signal: null, stderr: `${e.message}\n${stderr}` });
