@@ -19,6 +19,7 @@ import {
   type MappedEvent,
 } from './formats/registry';
 import { seed000Format } from './formats/seed000';
+import { isObj, type Obj } from '../../shared/json-read.js';
 
 /**
  * One line of a source file to what the importer stores: parsed, named by its format's adapter
@@ -88,9 +89,6 @@ export interface ParsedMulti {
 
 export type Parsed = ParsedEvent | ParsedBad;
 
-type Obj = Record<string, unknown>;
-
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
 const posInt = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
 
 export const EXCERPT_CHARS = 1024;

@@ -15,10 +15,7 @@ import type { ServiceContext } from './context';
 import type { ResultOf } from '../../shared/api/contract';
 import type { Handler as H } from './handler';
 import { requireRunOf } from './ledger';
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const str = (x: unknown): string | null => (typeof x === 'string' && x !== '' ? x : null);
+import { isObj, nonEmpty as str, type Obj } from '../../shared/json-read.js';
 
 const TITLE_CHARS = 200;
 /**

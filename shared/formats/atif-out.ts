@@ -22,12 +22,7 @@
 import { interpret } from './index';
 import type { SourceRef } from './source-ref';
 import { dict } from '../dict.js';
-
-type Obj = Record<string, unknown>;
-
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const str = (x: unknown): string | null => (typeof x === 'string' ? x : null);
-const num = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
+import { isObj, str, num, type Obj } from '../json-read.js';
 
 export const ATIF_VERSION = 'ATIF-v1.6';
 

@@ -1,8 +1,5 @@
+import { isObj, nonEmpty as str, type Obj } from '../json-read.js';
 /** Codex's apply_patch text (`*** Begin Patch` … `*** End Patch`), read on both sides. */
-type Obj = Record<string, unknown>;
-
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const str = (x: unknown): string | null => (typeof x === 'string' && x !== '' ? x : null);
 
 const FILE_RE = /^\*\*\* (Add|Update|Delete) File: (.+)$/gm;
 

@@ -5,11 +5,8 @@
  * V0 result's call id is its cause.
  */
 import type { FormatView, Interpreted } from './types';
+import { isObj, str, type Obj } from '../json-read.js';
 
-type Obj = Record<string, unknown>;
-
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const str = (x: unknown): string | null => (typeof x === 'string' ? x : null);
 const idStr = (x: unknown): string =>
   typeof x === 'number' && Number.isFinite(x) ? String(x) : typeof x === 'string' ? x : '';
 

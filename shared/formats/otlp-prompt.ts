@@ -15,9 +15,7 @@
  */
 
 import { dict } from '../dict';
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+import { isObj, type Obj } from '../json-read.js';
 
 /** What is known of the prompt: its text, or that it was withheld (and how long it was). */
 export type OtlpPrompt = { text: string } | { withheld: true; length: number | null };

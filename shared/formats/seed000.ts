@@ -1,7 +1,5 @@
 import type { FormatView, Interpreted } from './types';
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+import { isObj, type Obj } from '../json-read.js';
 
 /**
  * Seed article 000's lines `{seq, run_id, kind, at, payload}` predate protocol v1's required fields:

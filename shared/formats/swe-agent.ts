@@ -9,12 +9,7 @@
  */
 import type { FormatView, Interpreted } from './types';
 import type { SourceRef } from './source-ref';
-
-type Obj = Record<string, unknown>;
-
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const str = (x: unknown): string | null => (typeof x === 'string' ? x : null);
-const num = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
+import { isObj, str, num, type Obj } from '../json-read.js';
 
 export const EXCERPT_CHARS = 4000;
 const clip = (s: string): string => (s.length <= EXCERPT_CHARS ? s : `${s.slice(0, EXCERPT_CHARS)}…`);

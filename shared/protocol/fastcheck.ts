@@ -1,3 +1,4 @@
+import { isObj, type Obj } from '../json-read.js';
 /**
  * Hand-written checks of the v1 payload schemas of kinds.ts, for the hot paths (append, import).
  * zod stays the reference: `checkPayload` asks it whenever a check here says no (for its message,
@@ -7,7 +8,6 @@
  * optional key may be absent or undefined, a `z.unknown()` key must be present (`in`), a looseObject
  * is any non-array object and keeps extra keys, a record is a plain object of string keys.
  */
-type Obj = Record<string, unknown>;
 
 const isStr = (x: unknown): boolean => typeof x === 'string';
 const optStr = (x: unknown): boolean => x === undefined || typeof x === 'string';
@@ -17,7 +17,6 @@ const nonNeg = (x: unknown): boolean => typeof x === 'number' && Number.isFinite
 const isInt = (x: unknown): boolean => Number.isSafeInteger(x);
 const nonNegInt = (x: unknown): boolean => Number.isSafeInteger(x) && (x as number) >= 0;
 const optNonNegInt = (x: unknown): boolean => x === undefined || nonNegInt(x);
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
 const HEX64 = /^[0-9a-f]{64}$/;
 
 /** z.record(z.string(), z.number()): a plain object whose own keys are strings with finite numbers. */

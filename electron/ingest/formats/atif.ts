@@ -20,10 +20,7 @@
 import { kindPart } from './names';
 import type { DocPart, DocumentAdapter, MappedEvent } from './types';
 import { dict } from '../../../shared/dict.js';
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const str = (x: unknown): string | null => (typeof x === 'string' && x !== '' ? x : null);
+import { isObj, nonEmpty as str, type Obj } from '../../../shared/json-read.js';
 
 /** Subagent trajectories nested deeper than this are a finding, not read. */
 export const MAX_SUBAGENT_DEPTH = 16;

@@ -28,11 +28,7 @@ import { taskNotification } from '../../../shared/formats/claude-code';
 import { kindPart } from './names';
 import type { FormatAdapter, Json, MappedEvent, SourceRef } from './types';
 import { dict } from '../../../shared/dict.js';
-
-type Obj = Record<string, unknown>;
-
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const str = (x: unknown): string | null => (typeof x === 'string' ? x : null);
+import { isObj, str, type Obj } from '../../../shared/json-read.js';
 
 /** Tools whose input names a file they write. */
 export const FILE_TOOLS: ReadonlySet<string> = new Set(['Edit', 'MultiEdit', 'Write', 'NotebookEdit']);

@@ -31,11 +31,7 @@ import { patchFiles, patchOf } from '../../../shared/formats/codex-patch';
 import { kindPart } from './names';
 import type { FormatAdapter, Json, MappedEvent } from './types';
 import { dict } from '../../../shared/dict.js';
-
-type Obj = Record<string, unknown>;
-
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const str = (x: unknown): string | null => (typeof x === 'string' && x !== '' ? x : null);
+import { isObj, nonEmpty as str, type Obj } from '../../../shared/json-read.js';
 
 const LINE_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted']);
 const CALLS = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'tool_search_call']);

@@ -38,10 +38,8 @@ import { openZipEntries, type ZipEntries } from '../zip-entries';
 import { kindPart } from './names';
 import type { StreamedRecord, FormatAdapter, Json, MappedEvent } from './types';
 import { dict } from '../../../shared/dict.js';
+import { isObj, nonEmpty as str, type Obj } from '../../../shared/json-read.js';
 
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const str = (x: unknown): string | null => (typeof x === 'string' && x !== '' ? x : null);
 const idStr = (x: unknown): string | null =>
   typeof x === 'string' ? x : typeof x === 'number' && Number.isFinite(x) ? String(x) : null;
 

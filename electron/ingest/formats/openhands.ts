@@ -24,10 +24,8 @@
 import { kindPart } from './names';
 import type { DocPart, DocumentAdapter, MappedEvent } from './types';
 import { dict } from '../../../shared/dict.js';
+import { isObj, nonEmpty as str, type Obj } from '../../../shared/json-read.js';
 
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const str = (x: unknown): string | null => (typeof x === 'string' && x !== '' ? x : null);
 const idStr = (x: unknown): string | null =>
   typeof x === 'number' && Number.isFinite(x) ? String(x) : str(x);
 

@@ -21,9 +21,7 @@
  */
 import { endingOf } from '../../../shared/formats/swe-agent';
 import type { DocPart, DocumentAdapter, Json, MappedEvent } from './types';
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+import { isObj, type Obj } from '../../../shared/json-read.js';
 
 const wrap = (x: unknown): Json => (isObj(x) ? x : { value: x ?? null });
 

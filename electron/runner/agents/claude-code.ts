@@ -17,9 +17,7 @@ import { createTwoFilesPatch } from 'diff';
 import { anthropic } from '../gateway/anthropic';
 import type { SimIntent, SimTools } from '../gateway/sim-source';
 import type { HookCall, HookProtocol, PolicyProposal, RealAgent } from './types';
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+import { isObj, type Obj } from '../../../shared/json-read.js';
 
 /** The CLI binary: PROOFLOOP_CLAUDE, else the pinned package's native binary. */
 export function claudeBinary(): string {

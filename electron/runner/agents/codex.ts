@@ -57,9 +57,7 @@ import { failedOutput, frameless, responses } from '../gateway/responses';
 import type { SimIntent, SimTools } from '../gateway/sim-source';
 import type { HookCall, HookProtocol, PolicyProposal, RealAgent } from './types';
 import { dict } from '../../../shared/dict.js';
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+import { isObj } from '../../../shared/json-read.js';
 
 /** Codex's launcher script (it finds the platform's native binary and forwards signals to it). */
 export function codexLauncher(): string {

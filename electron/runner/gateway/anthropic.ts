@@ -30,9 +30,7 @@ import type {
   ParsedRequest,
   ToolResultIn,
 } from './types';
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+import { isObj, type Obj } from '../../../shared/json-read.js';
 
 /** Text of a message content (string or blocks), tool results' text included. */
 export function contentText(content: unknown): string {

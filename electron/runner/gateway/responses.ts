@@ -59,9 +59,7 @@ import type {
   ToolCallOut,
   ToolResultIn,
 } from './types';
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+import { isObj, type Obj } from '../../../shared/json-read.js';
 
 /** Items the model produced (one answer may hold several: reasoning, a message, calls). */
 const OUTPUT_TYPES: ReadonlySet<string> = new Set([
