@@ -20,7 +20,7 @@
  *   - Claude Code's subagent ids (`a` and 16 hex digits) → `<agent>`;
  *   - durations (`duration_ms: 5432`, `"totalDurationMs":4843`) → `<ms>`.
  */
-import { normaliseText } from './canonical';
+import { callId, header, normaliseJson, normaliseText } from './canonical';
 import { promptLane } from './lanes';
 import type {
   CanonicalRequest,
@@ -58,11 +58,6 @@ function firstPrompt(messages: unknown[]): string {
   return ((own.at(-1) ?? texts.at(-1))?.text as string | undefined) ?? '';
 }
 
-function header(h: Record<string, string | string[] | undefined>, name: string): string | null {
-  const v = h[name];
-  return typeof v === 'string' ? v : Array.isArray(v) ? (v[0] ?? null) : null;
-}
-
 /** Normalises a JSON value: strings through `text`, keys dropped or ids renumbered. */
 function normalise(value: unknown, ctx: NormaliseContext, ids: Map<string, string>): unknown {
   const text = (s: string): string => {
@@ -70,43 +65,12 @@ function normalise(value: unknown, ctx: NormaliseContext, ids: Map<string, strin
     for (const [id, n] of ids) t = t.split(id).join(n);
     return t;
   };
-  // Explicit stack instead of recursion: the request's depth is the agent's to choose.
-  const root: { v: unknown } = { v: value };
-  const stack: { parent: Obj | unknown[]; key: string | number; v: unknown }[] = [
-    { parent: root as unknown as Obj, key: 'v', v: value },
-  ];
-  while (stack.length) {
-    const { parent, key, v } = stack.pop()!;
-    let out: unknown = v;
-    if (typeof v === 'string') out = text(v);
-    else if (Array.isArray(v)) {
-      const arr: unknown[] = new Array(v.length);
-      v.forEach((x, i) => stack.push({ parent: arr, key: i, v: x }));
-      out = arr;
-    } else if (isObj(v)) {
-      const o: Obj = {};
-      for (const [k, x] of Object.entries(v)) {
-        if (k === 'cache_control') continue;
-        if ((k === 'id' && v.type === 'tool_use') || k === 'tool_use_id') {
-          o[k] = callId(String(x), ids);
-          continue;
-        }
-        stack.push({ parent: o, key: k, v: x });
-      }
-      out = o;
-    }
-    (parent as Record<string | number, unknown>)[key] = out;
-  }
-  return root.v;
-}
-
-function callId(id: string, ids: Map<string, string>): string {
-  let n = ids.get(id);
-  if (!n) {
-    n = `call_${ids.size + 1}`;
-    ids.set(id, n);
-  }
-  return n;
+  return normaliseJson(value, text, (k, x, v) => {
+    if (k === 'cache_control') return 'drop';
+    if ((k === 'id' && v.type === 'tool_use') || k === 'tool_use_id')
+      return { value: callId(String(x), ids) };
+    return 'walk';
+  });
 }
 
 /** Assigns call ids in order of appearance before any text is normalised, so text mentions match. */

@@ -2,6 +2,8 @@ import { canonicalJson } from '../../../shared/protocol';
 import { sha256Hex } from '../../crypto';
 import { redactCredentials } from '../../../shared/redact';
 import type { CanonicalRequest, ModelAnswer, NormaliseContext } from './types';
+import { dict } from '../../../shared/dict.js';
+import { isObj, type Obj } from '../../../shared/json-read.js';
 
 /** Digests of a canonical request's parts: what a replay compares, part by part. */
 export function canonicalDigests(c: CanonicalRequest): { head: string; messages: string[]; all: string } {
@@ -62,4 +64,64 @@ export function answerDigest(a: ModelAnswer, ctx: NormaliseContext): string {
     stop: a.stop,
   };
   return sha256Hex(normaliseText(canonicalJson(redactCredentials(shape).value) ?? '', ctx));
+}
+
+/**
+ * What a normalised object keeps of one key: `walk` normalises its value, `drop` leaves it out,
+ * `{ value }` puts that in its place. `item`: the object is an element of an array (an input item,
+ * a content part), where a dialect drops ids that name the item rather than what it says.
+ */
+export type KeyRule = (
+  key: string,
+  value: unknown,
+  owner: Obj,
+  item: boolean,
+) => 'walk' | 'drop' | { value: unknown };
+
+/**
+ * A request's JSON normalised for comparison: every string through `text`, each object's keys as
+ * `rule` says. An explicit stack instead of recursion: the request's depth is the agent's to
+ * choose. Objects are made without a prototype, so a `__proto__` key stays a key.
+ */
+export function normaliseJson(value: unknown, text: (s: string) => string, rule: KeyRule): unknown {
+  const root: Obj = dict();
+  const stack: { parent: Obj | unknown[]; key: string | number; v: unknown; item: boolean }[] = [
+    { parent: root, key: 'v', v: value, item: false },
+  ];
+  while (stack.length) {
+    const { parent, key, v, item } = stack.pop()!;
+    let out: unknown = v;
+    if (typeof v === 'string') out = text(v);
+    else if (Array.isArray(v)) {
+      const arr: unknown[] = new Array(v.length);
+      v.forEach((x, i) => stack.push({ parent: arr, key: i, v: x, item: true }));
+      out = arr;
+    } else if (isObj(v)) {
+      const o: Obj = dict();
+      for (const [k, x] of Object.entries(v)) {
+        const r = rule(k, x, v, item);
+        if (r === 'walk') stack.push({ parent: o, key: k, v: x, item: false });
+        else if (r !== 'drop') o[k] = r.value;
+      }
+      out = o;
+    }
+    (parent as Record<string | number, unknown>)[key] = out;
+  }
+  return root.v;
+}
+
+/** A call id renumbered in order of first appearance (`call_1`, …): run-specific ids compare equal. */
+export function callId(id: string, ids: Map<string, string>): string {
+  let n = ids.get(id);
+  if (!n) {
+    n = `call_${ids.size + 1}`;
+    ids.set(id, n);
+  }
+  return n;
+}
+
+/** One request header's value (the first, if it was sent more than once). */
+export function header(h: Record<string, string | string[] | undefined>, name: string): string | null {
+  const v = h[name];
+  return typeof v === 'string' ? v : Array.isArray(v) ? (v[0] ?? null) : null;
 }

@@ -49,6 +49,7 @@
  *     `session ID N` → `session ID <n>`, and a goal's `threadId`, `createdAt`, `updatedAt` and
  *     `timeUsedSeconds` (per process values and clocks, not the tool's result).
  */
+import { callId, header, normaliseJson } from './canonical';
 import { promptLane } from './lanes';
 import type {
   CanonicalRequest,
@@ -154,11 +155,6 @@ export function failedOutput(text: string): boolean {
   return /^(apply_patch verification failed|Failed to apply patch|unsupported call)/m.test(text);
 }
 
-function header(h: Record<string, string | string[] | undefined>, name: string): string | null {
-  const v = h[name];
-  return typeof v === 'string' ? v : Array.isArray(v) ? (v[0] ?? null) : null;
-}
-
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
 const DATE = /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b/g;
 const TIMEZONE = /<timezone>[^<]*<\/timezone>/g;
@@ -171,44 +167,12 @@ function normalise(value: unknown, ctx: NormaliseContext, ids: Map<string, strin
     if (ctx.home) t = t.split(ctx.home).join('<home>');
     return frameless(t).replace(UUID, '<uuid>').replace(DATE, '<date>').replace(TIMEZONE, '<timezone>');
   };
-  // Explicit stack instead of recursion: the request's depth is the agent's to choose.
-  const root: Obj = {};
-  const stack: { parent: Obj | unknown[]; key: string | number; v: unknown; item: boolean }[] = [
-    { parent: root, key: 'v', v: value, item: false },
-  ];
-  while (stack.length) {
-    const { parent, key, v, item } = stack.pop()!;
-    let out: unknown = v;
-    if (typeof v === 'string') out = text(v);
-    else if (Array.isArray(v)) {
-      const arr: unknown[] = new Array(v.length);
-      // Elements of an array at an item's level are items (input, content parts): their ids go.
-      v.forEach((x, i) => stack.push({ parent: arr, key: i, v: x, item: true }));
-      out = arr;
-    } else if (isObj(v)) {
-      const o: Obj = {};
-      for (const [k, x] of Object.entries(v)) {
-        if (k === 'id' && item && typeof x === 'string') continue;
-        if (k === 'call_id' && typeof x === 'string') {
-          o[k] = callId(x, ids);
-          continue;
-        }
-        stack.push({ parent: o, key: k, v: x, item: false });
-      }
-      out = o;
-    }
-    (parent as Record<string | number, unknown>)[key] = out;
-  }
-  return root.v;
-}
-
-function callId(id: string, ids: Map<string, string>): string {
-  let n = ids.get(id);
-  if (!n) {
-    n = `call_${ids.size + 1}`;
-    ids.set(id, n);
-  }
-  return n;
+  return normaliseJson(value, text, (k, x, _v, item) => {
+    // An array's elements at an item's level are items (input, content parts): their ids go.
+    if (k === 'id' && item && typeof x === 'string') return 'drop';
+    if (k === 'call_id' && typeof x === 'string') return { value: callId(x, ids) };
+    return 'walk';
+  });
 }
 
 const sse = (data: Obj): string => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
