@@ -55,13 +55,13 @@ export default tseslint.config(
         'error',
         {
           selector:
-            "VariableDeclarator[id.typeAnnotation.typeAnnotation.typeName.name='Record'] > ObjectExpression.init[properties.length=0]",
+            'VariableDeclarator[id.typeAnnotation.typeAnnotation.typeName.name=/^(Record|Obj)$/] > ObjectExpression.init[properties.length=0]',
           message:
             'A Record keyed by names from files must not start as {} (Object.prototype answers __proto__, constructor, ...): use a Map or dict() from shared/dict.ts.',
         },
         {
           selector:
-            "PropertyDefinition[typeAnnotation.typeAnnotation.typeName.name='Record'] > ObjectExpression.value[properties.length=0]",
+            'PropertyDefinition[typeAnnotation.typeAnnotation.typeName.name=/^(Record|Obj)$/] > ObjectExpression.value[properties.length=0]',
           message:
             'A Record keyed by names from files must not start as {}: use a Map or dict() from shared/dict.ts.',
         },

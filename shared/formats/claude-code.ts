@@ -11,6 +11,7 @@ import { harnessDecision } from './decision';
 import type { FormatView, Interpreted } from './types';
 import type { SourceRef } from './source-ref';
 import { isObj, str, num, type Obj } from '../json-read.js';
+import { dict } from '../dict.js';
 
 /** Bound on the text a view copies into `excerpt` / `content` of a result (the payload keeps all). */
 export const EXCERPT_CHARS = 4000;
@@ -195,7 +196,7 @@ function interpret(kind: string, p: Obj, source: SourceRef | undefined): Interpr
         reason: denied && b?.is_error === true ? clip(textOf(b.content)) : null,
         reason_type: str(d.reasonType),
       }).payload;
-      const extra: Obj = {};
+      const extra: Obj = dict();
       if (typeof p.toolDenialKind === 'string') extra.denial_kind = p.toolDenialKind;
       if (typeof d.reasonCode === 'string') extra.reason_code = d.reasonCode;
       return { payload: { ...out, ...extra, ...side }, inferred: [] };

@@ -50,7 +50,7 @@ export const atif: DocumentAdapter = {
         out.push({ record: { value: t ?? null }, type: 'not_atif', pointer, run });
         continue;
       }
-      const head: Obj = {};
+      const head: Obj = dict();
       for (const [k, v] of Object.entries(t)) if (k !== 'steps' && k !== 'subagent_trajectories') head[k] = v;
       out.push({ record: head, type: 'root', pointer, run });
       const steps = Array.isArray(t.steps) ? t.steps : [];

@@ -81,11 +81,11 @@ function evalMeta(head: Obj, file: string): Obj {
       .filter((s) => s !== null)
       .join(', ') ||
       null);
-  const scores: Obj = {};
+  const scores: Obj = dict();
   const results = isObj(head.results) ? head.results : {};
   for (const s of Array.isArray(results.scores) ? results.scores : []) {
     if (!isObj(s)) continue;
-    const metrics: Obj = {};
+    const metrics: Obj = dict();
     if (isObj(s.metrics))
       for (const [k, m] of Object.entries(s.metrics))
         if (isObj(m) && typeof m.value === 'number') metrics[k] = m.value;
@@ -347,7 +347,7 @@ async function* sampleRecords(
     const v = pool === 'message' ? await pools.message(i) : await pools.call(i);
     if (v !== undefined) yield poolRecord(pool, key, v);
   }
-  const end: Obj = {};
+  const end: Obj = dict();
   for (const k of END_KEYS) if (shell[k] !== undefined) end[k] = shell[k];
   yield {
     where: `${where} (end)`,
@@ -375,7 +375,7 @@ function sampleIds(s: Obj): Record<string, string> {
 }
 
 function shellOf(sample: Obj): Obj {
-  const out: Obj = {};
+  const out: Obj = dict();
   for (const [k, v] of Object.entries(sample)) if (!NOT_SHELL.has(k)) out[k] = v;
   return out;
 }
@@ -580,7 +580,7 @@ async function* evalZipRecords(file: string): AsyncGenerator<StreamedRecord> {
       : zip.has('_journal/start.json')
         ? '_journal/start.json'
         : null;
-    let meta: Obj = {};
+    let meta: Obj = dict();
     let evalRun = 'inspect-eval';
     let header: Obj | null = null;
     const done = new Set<string>();
@@ -671,7 +671,7 @@ async function* evalJsonRecords(file: string): AsyncGenerator<StreamedRecord> {
     return;
   }
   const log = parsed.value;
-  const head: Obj = {};
+  const head: Obj = dict();
   for (const [k, v] of Object.entries(log)) if (k !== 'samples' && k !== 'reductions') head[k] = v;
   const meta = evalMeta(head, file);
   const evalRun = evalKey(meta) ?? 'inspect-eval';

@@ -22,6 +22,7 @@
 import { endingOf } from '../../../shared/formats/swe-agent';
 import type { DocPart, DocumentAdapter, Json, MappedEvent } from './types';
 import { isObj, type Obj } from '../../../shared/json-read.js';
+import { dict } from '../../../shared/dict.js';
 
 const wrap = (x: unknown): Json => (isObj(x) ? x : { value: x ?? null });
 
@@ -37,7 +38,7 @@ export const sweAgent: DocumentAdapter = {
   parts(doc) {
     const d = doc as Obj;
     const out: DocPart[] = [];
-    const head: Obj = {};
+    const head: Obj = dict();
     for (const [k, v] of Object.entries(d))
       if (k !== 'trajectory' && k !== 'history' && k !== 'info') head[k] = v;
     out.push({ record: head, type: 'head', pointer: '' });

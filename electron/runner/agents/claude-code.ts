@@ -18,6 +18,7 @@ import { anthropic } from '../gateway/anthropic';
 import type { SimIntent, SimTools } from '../gateway/sim-source';
 import type { HookCall, HookProtocol, PolicyProposal, RealAgent } from './types';
 import { isObj, type Obj } from '../../../shared/json-read.js';
+import { dict } from '../../../shared/dict.js';
 
 /** The CLI binary: PROOFLOOP_CLAUDE, else the pinned package's native binary. */
 export function claudeBinary(): string {
@@ -218,7 +219,7 @@ export const claudeCode: RealAgent = {
     mkdirSync(config, { recursive: true });
     mkdirSync(path.join(ctx.home, 'tmp'), { recursive: true });
     // A variant folder of the user's: its settings are the base, its CLAUDE.md / .mcp.json go to the workspace.
-    let base: Obj = {};
+    let base: Obj = dict();
     if (ctx.configDir) {
       const s = path.join(ctx.configDir, 'settings.json');
       if (existsSync(s)) base = JSON.parse(readFileSync(s, 'utf8')) as Obj;

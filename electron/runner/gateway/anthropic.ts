@@ -31,6 +31,7 @@ import type {
   ToolResultIn,
 } from './types';
 import { isObj, type Obj } from '../../../shared/json-read.js';
+import { dict } from '../../../shared/dict.js';
 
 /** Text of a message content (string or blocks), tool results' text included. */
 export function contentText(content: unknown): string {
@@ -286,7 +287,7 @@ export const anthropic: Dialect = {
     for (const [, b] of [...blocks].sort((x, y) => x[0] - y[0])) {
       if (b.type === 'text') a.text += b.text;
       else if (b.type === 'tool_use') {
-        let input: Obj = {};
+        let input: Obj = dict();
         try {
           input = b.text ? (JSON.parse(b.text) as Obj) : {};
         } catch {
