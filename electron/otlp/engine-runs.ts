@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { NewEvent } from '../../shared/protocol';
-import { ProofloopError, type ErrorCode } from '../../shared/result';
+import { ProofloopError } from '../../shared/result';
 import type { EngineWriter, LedgerEngine } from '../ledger/engine';
-import type { IngestResult, KeyKeeper } from './runs';
+import { errorOf, safeId, type IngestResult, type KeyKeeper } from './runs';
 import type { PreparedPart } from './run-keys';
 
 /**
@@ -21,16 +20,6 @@ interface LiveRun {
   runId: string;
   writer: EngineWriter;
   lastAt: number;
-}
-
-function safeId(prefix: string, id: string): string {
-  const clean = id.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 150);
-  if (clean === id) return `${prefix}${clean}`;
-  return `${prefix}${clean}-${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
-}
-
-function errorOf(e: NonNullable<PreparedPart['error']>): Error {
-  return e.code !== null ? new ProofloopError(e.code as ErrorCode, e.message) : new Error(e.message);
 }
 
 /** A prepared part's events as the engine's writer takes them (payloads redacted and checked again there). */

@@ -35,14 +35,14 @@ export interface KeyKeeper {
 }
 
 /** A run id from a source's id: ProofLoop's id characters only, at most 200, distinct ids kept distinct. */
-function safeId(prefix: string, id: string): string {
+export function safeId(prefix: string, id: string): string {
   const clean = id.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 150);
   if (clean === id) return `${prefix}${clean}`;
   return `${prefix}${clean}-${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
 }
 
 /** A part's mapping error as the error it was in the thread that prepared it. */
-function errorOf(e: NonNullable<PreparedPart['error']>): Error {
+export function errorOf(e: NonNullable<PreparedPart['error']>): Error {
   return e.code !== null ? new ProofloopError(e.code as ErrorCode, e.message) : new Error(e.message);
 }
 
