@@ -52,7 +52,6 @@ export function redactUrl(url: string): string {
   }
 }
 
-export const isPostgresUrl = (s: string | undefined): s is string => !!s && /^postgres(ql)?:\/\//i.test(s);
 
 interface EventRowPg {
   seq: number;
