@@ -64,6 +64,10 @@ export async function ingestFolderInWorker(
   const signals = control.signal ? [control.signal, first.signal] : [first.signal];
   const read = new Map<string, number>();
   let readHere = 0;
+  // Whether the block just told of was committed: the importer commits a block, then tells its
+  // progress (a progress says "finished" only once it is committed), so the hand-over to the
+  // worker is decided there, right after a commit, when nothing read is left uncommitted.
+  let committed = false;
   let big = false;
   const head = await ingestFolder(
     ledger,
@@ -72,6 +76,8 @@ export async function ingestFolderInWorker(
       read.set(p.file, p.bytes);
       // What is read here and the rest of this file: a large file goes to the worker at once.
       if (readHere + (p.total - p.bytes) >= SMALL_IMPORT) big = true;
+      if (committed && big) first.abort();
+      committed = false;
       onProgress?.(p);
     },
     {
@@ -81,7 +87,7 @@ export async function ingestFolderInWorker(
       blockSize: FIRST_BLOCK,
       onCommit: () => {
         control.onCommit?.();
-        if (big) first.abort();
+        committed = true;
       },
     },
   );

@@ -406,12 +406,10 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       }
       applyBlock(b);
       const rows = seqr.rows.length;
-      // Told before the commit: a caller deciding at a commit whether to go on (background.ts,
-      // where a large file moves to a worker after the first commit) knows what the block read.
-      opts.onProgress?.(pos, size);
       // The first block's rows are committed at once: they are what a page waits for.
       if (rows >= CHUNK || (rows > 0 && (done.events === 0 || performance.now() - lastCommit >= CHUNK_MS)))
         commit();
+      opts.onProgress?.(pos, size);
     }
     if (opts.signal?.aborted) {
       done.aborted = true;

@@ -52,7 +52,6 @@ export function redactUrl(url: string): string {
   }
 }
 
-
 interface EventRowPg {
   seq: number;
   kind: string;
