@@ -14,6 +14,7 @@
  * this process's heap and RSS every 100 turns, all recorded, which must stay bounded.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import v8 from 'node:v8';
@@ -106,6 +107,39 @@ const gc: () => void = (() => {
 
 type Msg = { t: string; [k: string]: unknown };
 
+/**
+ * The floor any Node proxy meets on this machine: request piped to the stand-in and its answer
+ * piped back, nothing parsed, nothing recorded, in this thread. What the gateway adds beyond it is
+ * the gateway's; what this adds over direct calls is the hop itself (a second server, two more
+ * sockets, the scheduler of a 2-core machine).
+ */
+async function bareProxy(upstream: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const server = http.createServer((req, res) => {
+    const up = http.request(
+      upstream + (req.url ?? '/'),
+      { method: req.method, headers: req.headers, agent },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
 class Peer {
   private waiting: { resolve: (m: Msg) => void; reject: (e: Error) => void } | null = null;
   private readonly queue: Msg[] = [];
@@ -175,6 +209,13 @@ export async function benchGateway(
       const url = await gw.listen();
       return { gw, url, writer, counts };
     };
+    // The bare proxy in the shape of a gateway row (nothing to settle, nothing recorded).
+    const bare = async (name: string) => {
+      const p = await bareProxy(standin);
+      const counts = { recorded: 0 };
+      const gw = { threaded: false, settle: async () => {}, close: p.close };
+      return { gw, url: p.url, writer: { close: () => {} }, counts, bare: name };
+    };
     for (const [name, bytes, inThread, recording] of [
       ['10KB', 10_000, false, true],
       ['200KB', 200_000, false, true],
@@ -185,9 +226,12 @@ export async function benchGateway(
       ['200KB_proxy_only', 200_000, false, false],
       ['10KB_proxy_only_in_thread', 10_000, true, false],
       ['200KB_proxy_only_in_thread', 200_000, true, false],
+      // A bare Node proxy (bareProxy): the floor of any proxy here, not ProofLoop's code.
+      ['10KB_bare_proxy', 10_000, true, false],
+      ['200KB_bare_proxy', 200_000, true, false],
     ] as const) {
       if (only && !only.includes(name)) continue;
-      const g = await gateway(name, inThread, recording);
+      const g = name.endsWith('_bare_proxy') ? await bare(name) : await gateway(name, inThread, recording);
       try {
         peer.send({
           t: 'calls',
@@ -207,7 +251,7 @@ export async function benchGateway(
         const v = r.via as number[];
         out[name] = {
           calls,
-          gateway_thread: g.gw.threaded ? 'own' : "the run's",
+          gateway_thread: 'bare' in g ? 'a bare Node proxy' : g.gw.threaded ? 'own' : "the run's",
           direct_ms: { p50: pct(d, 50), p99: pct(d, 99) },
           gateway_ms: { p50: pct(v, 50), p99: pct(v, 99) },
           added_ms: {
