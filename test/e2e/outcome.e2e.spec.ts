@@ -2,7 +2,7 @@ import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test, expect } from './helpers/fixtures';
-import { cli } from './helpers/server';
+import { cli, runTask } from './helpers/server';
 import { extractBundle, removeExtracted } from '../../electron/bundle/zip-read';
 
 /**
@@ -10,23 +10,6 @@ import { extractBundle, removeExtracted } from '../../electron/bundle/zip-read';
  * failed it) and the looping run (its budget ran out) both "completed" with an intact chain, and
  * must read as failed in the list, the header and the bundle's report.html.
  */
-async function runTask(folder: string, variant: string): Promise<string> {
-  const r = await cli([
-    '--folder',
-    folder,
-    '--json',
-    'run',
-    'fix-discount',
-    '--variant',
-    variant,
-    '--seed',
-    '1',
-  ]);
-  const out = JSON.parse(r.stdout) as { run_id: string };
-  expect(out.run_id).toBeTruthy();
-  return out.run_id;
-}
-
 test('the rogue and looping runs read as failed in the list, the header and report.html', async ({
   folder,
   startServer,

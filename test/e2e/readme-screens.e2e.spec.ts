@@ -1,7 +1,7 @@
 import { cpSync } from 'node:fs';
 import path from 'node:path';
 import { test, expect, AppPage } from './helpers/fixtures';
-import { cli, repoRoot, serve } from './helpers/server';
+import { repoRoot, runTask, serve } from './helpers/server';
 import { sender } from '../integration/helpers/otel-sender';
 
 /**
@@ -11,21 +11,6 @@ import { sender } from '../integration/helpers/otel-sender';
  * the README shows are copied to docs/images/ by hand after looking at them. Each shot also checks
  * that the job's view is there, so a broken view fails here rather than in a picture.
  */
-async function runTask(folder: string, variant: string): Promise<string> {
-  const r = await cli([
-    '--folder',
-    folder,
-    '--json',
-    'run',
-    'fix-discount',
-    '--variant',
-    variant,
-    '--seed',
-    '1',
-  ]);
-  return (JSON.parse(r.stdout) as { run_id: string }).run_id;
-}
-
 test('README jobs at 1440×900 and 1024×700', async ({ page, folder }) => {
   test.setTimeout(240_000);
   const careful = await runTask(folder, 'careful');

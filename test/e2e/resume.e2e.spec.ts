@@ -1,28 +1,11 @@
 import { test, expect } from './helpers/fixtures';
-import { cli } from './helpers/server';
+import { runTask } from './helpers/server';
 
 /**
  * Issue 29, item 10: a failed run offers Resume where the runner can continue it from its ledger
  * (the crashy variant's model dies mid-run: run_failed model_crash), and where it cannot (the
  * rogue run ended by the judge's verdict) the button is off and says why beside it.
  */
-async function runTask(folder: string, variant: string): Promise<string> {
-  const r = await cli([
-    '--folder',
-    folder,
-    '--json',
-    'run',
-    'fix-discount',
-    '--variant',
-    variant,
-    '--seed',
-    '1',
-  ]);
-  const out = JSON.parse(r.stdout) as { run_id: string };
-  expect(out.run_id).toBeTruthy();
-  return out.run_id;
-}
-
 test('Resume continues a crashed run to its end; a run ended by its verdict says why it cannot', async ({
   folder,
   app,

@@ -48,6 +48,27 @@ export function cli(
   });
 }
 
+/** `proofloop --folder <folder> run fix-discount --variant <variant> --seed 1`: the new run's id. */
+export async function runTask(folder: string, variant: string): Promise<string> {
+  const r = await cli([
+    '--folder',
+    folder,
+    '--json',
+    'run',
+    'fix-discount',
+    '--variant',
+    variant,
+    '--seed',
+    '1',
+  ]);
+  const id = (JSON.parse(r.stdout) as { run_id?: string }).run_id;
+  if (!id)
+    throw new Error(
+      `proofloop run fix-discount --variant ${variant}: no run id (exit ${r.code}): ${r.stderr}`,
+    );
+  return id;
+}
+
 /** `proofloop --folder <folder> append <run> --stdin`, one line per event; rejects unless it exits 0. */
 export function appendWithCli(
   folder: string,
