@@ -41,7 +41,8 @@ import { runJudge } from './judge';
 import { PolicyEngine, type Decision } from './policy';
 import type { Variant } from './protocol';
 import { confine } from './tools';
-import { dict } from '../../shared/dict.js';
+import { deadline } from './deadline';
+import { storeParts } from './request-parts';
 import { commandTree, killAll, killUntilGone, runProcesses } from './proctree';
 import {
   changedConfigFiles,
@@ -81,33 +82,6 @@ export interface RealRunEnd {
 
 const PATCH_BYTES = 4096;
 type Item = { kind: string; payload: Record<string, unknown> };
-
-/** Request keys stored one artifact per element: the history each request resends is stored once. */
-const LIST_KEYS = new Set(['messages', 'input']);
-
-/** Stores a JSON request as a manifest of content-addressed parts; returns the manifest's artifact. */
-export function storeParts(
-  runDir: string,
-  value: Record<string, unknown>,
-): { digest: string; bytes: number } {
-  const manifest: Record<string, unknown> = dict();
-  let bytes = 0;
-  for (const [k, v] of Object.entries(value)) {
-    if (LIST_KEYS.has(k) && Array.isArray(v)) {
-      manifest[k] = v.map((x) => {
-        const a = storeArtifact(runDir, JSON.stringify(x), { redacted: true });
-        bytes += a.bytes;
-        return { $artifact: a.digest };
-      });
-    } else if (typeof v === 'object' && v !== null && JSON.stringify(v).length > 1024) {
-      const a = storeArtifact(runDir, JSON.stringify(v), { redacted: true });
-      bytes += a.bytes;
-      manifest[k] = { $artifact: a.digest };
-    } else manifest[k] = v;
-  }
-  const m = storeArtifact(runDir, JSON.stringify(manifest), { redacted: true });
-  return { digest: m.digest, bytes: bytes + m.bytes };
-}
 
 /** Text with the run's own paths replaced, for comparing tool results across runs. */
 const normPaths = (text: string, workspace: string, home: string) =>
@@ -385,21 +359,15 @@ export class RealRun implements GatewayHost {
         }
         killAll(tree);
       };
-      // libuv's loop clock is cached in whole ms, so a timer can fire a hair before the
-      // budget is spent; re-arm until it is, so budget_exhausted never states used < limit.
-      let timer: NodeJS.Timeout;
-      const arm = (): void => {
-        const used = performance.now() - this.t0;
-        if (used >= this.budget.wall_ms) this.exhaust('wall_ms', this.budget.wall_ms, Math.floor(used));
-        else timer = setTimeout(arm, Math.ceil(this.budget.wall_ms - used));
-      };
-      timer = setTimeout(arm, Math.max(0, Math.ceil(this.budget.wall_ms - (performance.now() - this.t0))));
+      const timer = deadline(this.t0, this.budget.wall_ms, (used) =>
+        this.exhaust('wall_ms', this.budget.wall_ms, used),
+      );
       child.on('error', (e) => {
-        clearTimeout(timer);
+        timer.cancel();
         resolve({ code: -1, signal: null, stderr: `${e.message}\n${stderr}` });
       });
       child.on('close', (code, signal) => {
-        clearTimeout(timer);
+        timer.cancel();
         // Its pid may be given to another process now: never look for a tree under it again.
         this.agentPid = null;
         if (this.crashTimer) clearTimeout(this.crashTimer);

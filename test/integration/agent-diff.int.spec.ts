@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Ledger } from '../../electron/ledger';
 import { storeArtifact } from '../../electron/runner/artifacts';
 import { diffRunsExplained } from '../../electron/runner/agent-diff';
-import { storeParts } from '../../electron/runner/real-run';
+import { storeParts } from '../../electron/runner/request-parts';
 import { freshFolder } from './helpers/tmp';
 
 let ledger: Ledger;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { inspect, mapEvent } from '../../electron/ingest/formats/inspect';
+import { inspect } from '../../electron/ingest/formats/inspect';
+import { mapEvent } from '../../electron/ingest/formats/inspect-events';
 import { interpret } from '../../shared/formats';
 import { scoreValue } from '../../shared/formats/inspect';
 import { checkPayload } from '../../shared/protocol';

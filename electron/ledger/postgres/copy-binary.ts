@@ -1,3 +1,8 @@
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+
 /**
  * Rows for `COPY … FROM STDIN (FORMAT binary)` (PostgreSQL's "Binary Format" of COPY: a fixed
  * header, then per row a field count and each field as its length and bytes, -1 for NULL, then a
@@ -65,4 +70,11 @@ export function encodeCopyBinary(columns: readonly CopyColumn[], rows: number): 
   o = buf.writeInt16BE(-1, o);
   if (o !== size) throw new Error(`COPY rows encoded to ${o} bytes, ${size} sized`);
   return buf;
+}
+
+/** Streams `rows` (encoded for `sql`, a COPY … FROM STDIN) on `client`; the rows the server stored. */
+export async function copyInto(client: pg.ClientBase, sql: string, rows: Buffer): Promise<number> {
+  const stream = client.query(copyFrom(sql));
+  await pipeline(Readable.from([rows]), stream);
+  return Number(stream.rowCount);
 }

@@ -8,7 +8,8 @@ import { runFacts } from '../run-facts';
 import { checkAfterEnd } from '../terminal';
 import type { EngineWriter } from '../engine';
 import type { StoredEvent } from '../types';
-import { asLedgerError, copyInto, type PostgresEngine } from './engine';
+import { copyInto } from './copy-binary';
+import { asLedgerError, type PostgresEngine } from './engine';
 import { encodeCopyBinary } from './copy-binary';
 
 const HOST = hostname();
