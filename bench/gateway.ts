@@ -26,7 +26,7 @@ import { anthropic } from '../electron/runner/gateway/anthropic';
 import type { GatewayHost } from '../electron/runner/gateway/server';
 import { startGateway } from '../electron/runner/gateway/thread';
 import { canonicalDigests } from '../electron/runner/gateway/canonical';
-import { storeParts } from '../electron/runner/real-run';
+import { storeParts } from '../electron/runner/request-parts';
 import { storeArtifact } from '../electron/runner/artifacts';
 import { redactCredentials } from '../shared/redact';
 import { isMain } from './is-main';
@@ -209,29 +209,44 @@ export async function benchGateway(
       const url = await gw.listen();
       return { gw, url, writer, counts };
     };
-    // The bare proxy in the shape of a gateway row (nothing to settle, nothing recorded).
-    const bare = async (name: string) => {
+    /** What a row measures: the gateway in its own thread or the run's, or a bare Node proxy. */
+    type Via = 'own' | 'run' | 'bare';
+    const through = async (name: string, via: Via, recording: boolean) => {
+      if (via !== 'bare') {
+        const g = await gateway(name, via === 'run', recording);
+        const thread = g.gw.threaded ? 'own' : "the run's";
+        const close = async () => {
+          await g.gw.close();
+          g.writer.close();
+        };
+        return { url: g.url, counts: g.counts, thread, settle: () => g.gw.settle(), close };
+      }
       const p = await bareProxy(standin);
-      const counts = { recorded: 0 };
-      const gw = { threaded: false, settle: async () => {}, close: p.close };
-      return { gw, url: p.url, writer: { close: () => {} }, counts, bare: name };
+      return {
+        url: p.url,
+        counts: { recorded: 0 },
+        thread: 'a bare Node proxy',
+        settle: async () => {},
+        close: p.close,
+      };
     };
-    for (const [name, bytes, inThread, recording] of [
-      ['10KB', 10_000, false, true],
-      ['200KB', 200_000, false, true],
-      ['10KB_in_thread', 10_000, true, true],
-      ['200KB_in_thread', 200_000, true, true],
-      // The proxy alone (nothing recorded), in its own thread and in this one: the floor.
-      ['10KB_proxy_only', 10_000, false, false],
-      ['200KB_proxy_only', 200_000, false, false],
-      ['10KB_proxy_only_in_thread', 10_000, true, false],
-      ['200KB_proxy_only_in_thread', 200_000, true, false],
+    const rows: [name: string, bytes: number, via: Via, recording: boolean][] = [
+      ['10KB', 10_000, 'own', true],
+      ['200KB', 200_000, 'own', true],
+      ['10KB_in_thread', 10_000, 'run', true],
+      ['200KB_in_thread', 200_000, 'run', true],
+      // The gateway with nothing recorded, in its own thread and in this one.
+      ['10KB_proxy_only', 10_000, 'own', false],
+      ['200KB_proxy_only', 200_000, 'own', false],
+      ['10KB_proxy_only_in_thread', 10_000, 'run', false],
+      ['200KB_proxy_only_in_thread', 200_000, 'run', false],
       // A bare Node proxy (bareProxy): the floor of any proxy here, not ProofLoop's code.
-      ['10KB_bare_proxy', 10_000, true, false],
-      ['200KB_bare_proxy', 200_000, true, false],
-    ] as const) {
+      ['10KB_bare_proxy', 10_000, 'bare', false],
+      ['200KB_bare_proxy', 200_000, 'bare', false],
+    ];
+    for (const [name, bytes, via, recording] of rows) {
       if (only && !only.includes(name)) continue;
-      const g = name.endsWith('_bare_proxy') ? await bare(name) : await gateway(name, inThread, recording);
+      const g = await through(name, via, recording);
       try {
         peer.send({
           t: 'calls',
@@ -245,13 +260,13 @@ export async function benchGateway(
         });
         const r = await peer.next();
         const t0 = performance.now();
-        await g.gw.settle();
+        await g.settle();
         const lag = performance.now() - t0;
         const d = r.direct as number[];
         const v = r.via as number[];
         out[name] = {
           calls,
-          gateway_thread: 'bare' in g ? 'a bare Node proxy' : g.gw.threaded ? 'own' : "the run's",
+          gateway_thread: g.thread,
           direct_ms: { p50: pct(d, 50), p99: pct(d, 99) },
           gateway_ms: { p50: pct(v, 50), p99: pct(v, 99) },
           added_ms: {
@@ -264,8 +279,7 @@ export async function benchGateway(
           recording_trailed_ms: +lag.toFixed(1),
         };
       } finally {
-        await g.gw.close();
-        g.writer.close();
+        await g.close();
       }
     }
     out.goal = 'p99 added <= 2 ms per model call (10 KB and 200 KB requests); memory bounded over 500 turns';

@@ -18,6 +18,7 @@ import { Sequencer, emptyState, type FileState } from './sequencer';
 import type { LineResult } from './block';
 import { outlineResults, importArtifactsHome, storeRedacted } from './outline';
 import type { ImportResult, Seal } from './importer';
+import { isObj } from '../../shared/json-read.js';
 
 /**
  * Import of whole-file sources (a SWE-agent `.traj`, an ATIF `trajectory.json`, an OpenHands
@@ -411,9 +412,6 @@ export async function importDocument(
     opts.onCommit?.();
   }
 }
-
-const isObj = (x: unknown): x is Record<string, unknown> =>
-  typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** Ledger run ids for the runs of a document: its own id, or `<id>:2`… when that is taken. */
 function resolver(ledger: Ledger, state: FileState): (src: string) => string {

@@ -8,6 +8,7 @@ import {
   type OtlpSpan,
   type Scope,
 } from './types';
+import { isObj, type Obj } from '../../shared/json-read.js';
 
 /**
  * A request in the OTLP JSON mapping (lowerCamelCase fields, or the proto field names; hex ids,
@@ -25,10 +26,6 @@ const SPAN_KINDS = [
   'SPAN_KIND_CONSUMER',
 ];
 const STATUS_CODES = ['STATUS_CODE_UNSET', 'STATUS_CODE_OK', 'STATUS_CODE_ERROR'];
-
-type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function field(o: Obj, name: string): unknown {
   // The protobuf JSON mapping lets a parser accept the proto field name as well.

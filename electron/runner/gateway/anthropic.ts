@@ -20,7 +20,8 @@
  *   - Claude Code's subagent ids (`a` and 16 hex digits) → `<agent>`;
  *   - durations (`duration_ms: 5432`, `"totalDurationMs":4843`) → `<ms>`.
  */
-import { callId, header, normaliseJson, normaliseText } from './canonical';
+import { callId, normaliseJson, normaliseText } from './canonical';
+import { header } from './server';
 import { promptLane } from './lanes';
 import type {
   CanonicalRequest,

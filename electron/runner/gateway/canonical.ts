@@ -119,9 +119,3 @@ export function callId(id: string, ids: Map<string, string>): string {
   }
   return n;
 }
-
-/** One request header's value (the first, if it was sent more than once). */
-export function header(h: Record<string, string | string[] | undefined>, name: string): string | null {
-  const v = h[name];
-  return typeof v === 'string' ? v : Array.isArray(v) ? (v[0] ?? null) : null;
-}

@@ -49,7 +49,8 @@
  *     `session ID N` → `session ID <n>`, and a goal's `threadId`, `createdAt`, `updatedAt` and
  *     `timeUsedSeconds` (per process values and clocks, not the tool's result).
  */
-import { callId, header, normaliseJson } from './canonical';
+import { callId, normaliseJson } from './canonical';
+import { header } from './server';
 import { promptLane } from './lanes';
 import type {
   CanonicalRequest,

@@ -79,6 +79,12 @@ function tokenOk(given: string | null, want: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/** One request header's value (the first, if it was sent more than once): for the dialects' token(). */
+export function header(h: Record<string, string | string[] | undefined>, name: string): string | null {
+  const v = h[name];
+  return typeof v === 'string' ? v : Array.isArray(v) ? (v[0] ?? null) : null;
+}
+
 export class Gateway {
   private server: http.Server | null = null;
   private readonly laneCounts = new Map<string, number>();
