@@ -125,6 +125,18 @@ export function watchFolder(
     debounce = setTimeout(() => void runImport(), 200);
   };
   watcher.on('add', onFile).on('change', onFile);
+  // chokidar reads a new directory, then watches it: a file made between the two is never reported
+  // (paulmillr/chokidar#1422), and an agent makes its run's folder and first file back to back. A
+  // new directory asks for an import too, and one more a second later, once chokidar watches it.
+  let recheck: NodeJS.Timeout | null = null;
+  watcher.on('addDir', (dir) => {
+    const top = path.relative(ledger.folder, dir).split(path.sep)[0]!;
+    // An executed run's own folders (its workspace) are the runner's: nothing there to import.
+    if (stopped || sourceOf.get(top) === 'executed') return;
+    onFile(path.join(dir, 'events.jsonl'));
+    if (recheck) clearTimeout(recheck);
+    recheck = setTimeout(() => onFile(path.join(dir, 'events.jsonl')), 1000);
+  });
   // Files written between the folder's opening import and the watcher being ready were seen by its
   // initial scan, which reports nothing: import once more when it is ready.
   watcher.on('ready', () => void runImport());
@@ -135,6 +147,7 @@ export function watchFolder(
     clearInterval(timer);
     if (soon) clearTimeout(soon);
     if (debounce) clearTimeout(debounce);
+    if (recheck) clearTimeout(recheck);
     offAppend();
     void watcher.close();
   };

@@ -77,3 +77,38 @@ describe('a live folder', () => {
     expect(await pushed).toMatchObject({ from_seq: 1, to_seq: 1 });
   });
 });
+
+describe('runs that appear in a live folder, each in a new directory', () => {
+  it('are each imported, though the watcher does not see a file made in a directory it has just seen appear', async () => {
+    const f = freshFolder();
+    const service = new ProofloopService();
+    await service.openFolder(f.dir);
+    service.keepLive();
+    try {
+      // chokidar reads a new directory, then watches it: a file made between the two is never
+      // reported (paulmillr/chokidar#1422). An agent makes its run's folder and file back to back,
+      // so now and then one lands in that gap. One at a time: any later import would find it.
+      const missed: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const runId = `run-${i}`;
+        const file = path.join(f.dir, runId, 'events.jsonl');
+        const listed = nextPush(
+          service,
+          (c, p) => c === 'events.appended' && (p as { run_id: string }).run_id === runId,
+          5_000,
+        ).then(
+          () => true,
+          () => false,
+        );
+        mkdirSync(path.dirname(file));
+        if (i % 3 > 0) await new Promise((r) => setTimeout(r, i % 3));
+        appendFileSync(file, line(1).replaceAll('agent-x', runId));
+        if (!(await listed)) missed.push(runId);
+      }
+      expect(missed).toEqual([]);
+    } finally {
+      await service.closeFolder();
+      f.cleanup();
+    }
+  });
+});
