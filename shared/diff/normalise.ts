@@ -148,8 +148,11 @@ const without = (o: Obj, keys: readonly string[]): Obj => {
  * - tool_returned with `result_digest`: `digest`, `bytes`, `artifact` and `excerpt` left out;
  * - agent_exited: the agent's own output (`stdout` digest, `stderr_excerpt`: session ids, costs,
  *   timings) left out; its exit code and signal kept;
- * - transcript_linked: `run_id` and `file` (named by the agent's session id) left out, `subagent`
- *   kept as whether the transcript is a subagent's;
+ * - transcript_linked: `run_id` and `file` (named by the agent's session id) and `events` left out,
+ *   `subagent` kept as whether the transcript is a subagent's. How many lines a transcript holds
+ *   depends on timing: Claude Code records its session's metadata again (`last-prompt`,
+ *   `atis-latch`) at each flush, and two runs alike in every exchange held 57 and 59 lines under
+ *   load. What the agent did is compared by the exchanges and calls themselves;
  * - files_redacted: `home.kept` (the transcripts kept, named by the run's workspace, the agent's
  *   session and subagent ids) compared by how many; `home.removed` (how many files of its own the
  *   agent left in its home: caches, whose number varies from run to run) left out;
@@ -179,7 +182,7 @@ function agentView(kind: string, payload: Obj): Obj {
     case 'agent_exited':
       return without(p, ['stdout', 'stderr_excerpt']);
     case 'transcript_linked': {
-      const out = without(p, ['run_id', 'file']);
+      const out = without(p, ['run_id', 'file', 'events']);
       if ('subagent' in p) out.subagent = p.subagent !== null && p.subagent !== undefined;
       return out;
     }

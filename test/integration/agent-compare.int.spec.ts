@@ -50,6 +50,8 @@ describe(
     it('--repeat 2: pass rate 2/2, and the runs do not part', async () => {
       const r = await cli('run', 'fix-slugify', '--agent', 'claude-code', '--repeat', '2');
       expect(r.code, r.stderr).toBe(0);
+      // The next test diffs against this run, whatever the checks below find.
+      first = r.json.runs[0].run_id;
       // Where the runs parted, if they did, is the message: a bare count says nothing to fix.
       expect(r.json, JSON.stringify(r.json.part_from_first)).toMatchObject({
         passed: 2,
@@ -60,7 +62,6 @@ describe(
       expect(r.json.part_from_first).toEqual([
         { run_id: r.json.runs[1].run_id, seq: null, right_seq: null, kind: null, cause: null, reason: null },
       ]);
-      first = r.json.runs[0].run_id;
       // Each run's own paths and ids are in its events; they are what the comparison sets aside.
       const d = await cli('diff', first, r.json.runs[1].run_id);
       expect(d.json.first_divergence).toBeNull();
