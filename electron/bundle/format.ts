@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../../shared/zod';
 import { SealSchema } from '../../shared/api/bundle';
 import type { BundleVerdictSchema } from '../../shared/api/bundle';
 import { HASH_RE } from '../../shared/protocol';
@@ -31,78 +31,75 @@ export const RUN_ENTRY_RE =
   /^runs\/(\d{3,6}-[A-Za-z0-9._-]{1,200})\/(events\.jsonl|state\.json|redactions\.txt)$/;
 export const DIR_ENTRY_RE = /^runs\/(?:\d{3,6}-[A-Za-z0-9._-]{1,200}\/)?$/;
 
-const hex64 = z.string().regex(HASH_RE, 'must be 64 lowercase hex digits');
-const count = z.number().int().nonnegative();
-const ruleCounts = z.record(z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/), count);
+const hex64 = z.string().check(z.regex(HASH_RE, 'must be 64 lowercase hex digits'));
+const count = z.int().check(z.nonnegative());
+const ruleCounts = z.record(z.string().check(z.regex(/^[A-Za-z0-9_.:-]{1,100}$/)), count);
 
-export const ManifestRunSchema = z
-  .object({
-    run_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/),
-    /**
-     * The run's id as its source wrote it, when the run was stored under another id (an import
-     * whose id could not be used as is): its lines carry this id, the one their digests cover.
-     */
-    source_run_id: z.string().min(1).optional(),
-    dir: z.string().regex(/^runs\/\d{3,6}-[A-Za-z0-9._-]{1,200}$/),
-    source: z.string().max(32),
-    status: z.string().max(64),
-    task_id: z.string().max(500).nullable(),
-    variant: z.string().max(200).nullable(),
-    events: count,
-    first_seq: count,
-    last_seq: count,
-    /** Hash of the first event: a run swapped in from elsewhere fails at seq 1, not only at its head. */
-    first_hash: hex64.nullable(),
-    head_hash: hex64,
-    redacted_events: count,
-    rules: ruleCounts,
-    /** Absent (older bundles) reads as `source`. See the verdict's `chain` in shared/api/bundle.ts. */
-    chain: z.enum(['source', 'import']).optional(),
-    seal: SealSchema.optional(),
-    /**
-     * Lines of the run's source that are no event (nested too deep to be read), by the chain fields
-     * they state: the bundle holds no line for them, and the chain links over each by its prev and
-     * hash (the ledger's runs.meta.stated_links, electron/ledger/verify.ts).
-     */
-    stated_links: z
-      .array(z.object({ seq: z.number().int().min(1), prev: hex64, hash: hex64 }).strict())
-      .max(100_000)
-      .optional(),
-  })
-  .strict();
+export const ManifestRunSchema = z.strictObject({
+  run_id: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/)),
+  /**
+   * The run's id as its source wrote it, when the run was stored under another id (an import
+   * whose id could not be used as is): its lines carry this id, the one their digests cover.
+   */
+  source_run_id: z.optional(z.string().check(z.minLength(1))),
+  dir: z.string().check(z.regex(/^runs\/\d{3,6}-[A-Za-z0-9._-]{1,200}$/)),
+  source: z.string().check(z.maxLength(32)),
+  status: z.string().check(z.maxLength(64)),
+  task_id: z.nullable(z.string().check(z.maxLength(500))),
+  variant: z.nullable(z.string().check(z.maxLength(200))),
+  events: count,
+  first_seq: count,
+  last_seq: count,
+  /** Hash of the first event: a run swapped in from elsewhere fails at seq 1, not only at its head. */
+  first_hash: z.nullable(hex64),
+  head_hash: hex64,
+  redacted_events: count,
+  rules: ruleCounts,
+  /** Absent (older bundles) reads as `source`. See the verdict's `chain` in shared/api/bundle.ts. */
+  chain: z.optional(z.enum(['source', 'import'])),
+  seal: z.optional(SealSchema),
+  /**
+   * Lines of the run's source that are no event (nested too deep to be read), by the chain fields
+   * they state: the bundle holds no line for them, and the chain links over each by its prev and
+   * hash (the ledger's runs.meta.stated_links, electron/ledger/verify.ts).
+   */
+  stated_links: z.optional(
+    z
+      .array(z.strictObject({ seq: z.int().check(z.minimum(1)), prev: hex64, hash: hex64 }))
+      .check(z.maxLength(100_000)),
+  ),
+});
 
-export const ManifestSchema = z
-  .object({
-    format: z.literal(BUNDLE_FORMAT),
-    format_version: z.literal(BUNDLE_FORMAT_VERSION),
-    app: z.object({ name: z.literal('proofloop'), version: z.string().max(64) }).strict(),
-    created_at: z.string().max(64),
-    profile: z.enum(['credentials', 'share']),
-    /** Per-rule counts over the whole bundle: how many values each rule replaced, never the values. */
-    redaction: z.object({ events_redacted: count, rules: ruleCounts }).strict(),
-    runs: z.array(ManifestRunSchema).max(10_000),
-    /** Every entry but manifest.json and manifest.sig, with its sha256 and size. */
-    files: z.record(z.string().max(300), z.object({ sha256: hex64, bytes: count }).strict()),
-    /** Who signs: sealed inside the manifest so the signer cannot be swapped without breaking the signature. */
-    signer: z
-      .object({ alg: z.literal('ed25519'), fingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/) })
-      .strict()
-      .nullable(),
-  })
-  .strict();
+export const ManifestSchema = z.strictObject({
+  format: z.literal(BUNDLE_FORMAT),
+  format_version: z.literal(BUNDLE_FORMAT_VERSION),
+  app: z.strictObject({ name: z.literal('proofloop'), version: z.string().check(z.maxLength(64)) }),
+  created_at: z.string().check(z.maxLength(64)),
+  profile: z.enum(['credentials', 'share']),
+  /** Per-rule counts over the whole bundle: how many values each rule replaced, never the values. */
+  redaction: z.strictObject({ events_redacted: count, rules: ruleCounts }),
+  runs: z.array(ManifestRunSchema).check(z.maxLength(10_000)),
+  /** Every entry but manifest.json and manifest.sig, with its sha256 and size. */
+  files: z.record(z.string().check(z.maxLength(300)), z.strictObject({ sha256: hex64, bytes: count })),
+  /** Who signs: sealed inside the manifest so the signer cannot be swapped without breaking the signature. */
+  signer: z.nullable(
+    z.strictObject({
+      alg: z.literal('ed25519'),
+      fingerprint: z.string().check(z.regex(/^sha256:[0-9a-f]{64}$/)),
+    }),
+  ),
+});
 
 export type BundleManifest = z.infer<typeof ManifestSchema>;
 export type ManifestRun = z.infer<typeof ManifestRunSchema>;
 
 /** The content of manifest.sig: an Ed25519 signature over the exact bytes of manifest.json. */
-export const SignatureFileSchema = z
-  .object({
-    alg: z.literal('ed25519'),
-    fingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/),
-    public_key: z.string().max(1000),
-    signature: z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 Ed25519 signature'),
-  })
-  .strict();
+export const SignatureFileSchema = z.strictObject({
+  alg: z.literal('ed25519'),
+  fingerprint: z.string().check(z.regex(/^sha256:[0-9a-f]{64}$/)),
+  public_key: z.string().check(z.maxLength(1000)),
+  signature: z.string().check(z.regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 Ed25519 signature')),
+});
 export type SignatureFile = z.infer<typeof SignatureFileSchema>;
 
 /**

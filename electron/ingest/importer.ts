@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from '../../shared/zod';
 import type { SealSchema } from '../../shared/api/bundle';
 import { createHash, type Hash } from 'node:crypto';
 import { firstLine, hashRange, headOfLine, readAt } from './read-at';

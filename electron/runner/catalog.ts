@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from '../../shared/zod';
 import { ProofloopError } from '../../shared/result';
 import { sha256Hex } from '../crypto';
 
@@ -17,69 +17,67 @@ export type ToolName = (typeof KNOWN_TOOLS)[number];
 /** Tools that cannot have had an effect: an interrupted call of these may be run again on resume. */
 export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set(['list_files', 'read_file', 'search']);
 
-const relPath = z
-  .string()
-  .min(1)
-  .refine(
+const relPath = z.string().check(
+  z.minLength(1),
+  z.refine(
     (p) => !path.isAbsolute(p) && !p.split(/[\\/]/).includes('..'),
     'must be a relative path inside the workspace',
-  );
-const edit = z.strictObject({ find: z.string().min(1), replace: z.string() });
-const command = z.string().trim().min(1).max(500);
+  ),
+);
+const edit = z.strictObject({ find: z.string().check(z.minLength(1)), replace: z.string() });
+const command = z.string().check(z.trim(), z.minLength(1), z.maxLength(500));
 
 /** Hints that script the simulated model for this task (the real model would not need them). */
 export const SimHintsSchema = z.strictObject({
-  explore: z.array(relPath).min(1).max(20),
-  search: z.array(z.string().min(1).max(100)).min(1).max(20),
+  explore: z.array(relPath).check(z.minLength(1), z.maxLength(20)),
+  search: z.array(z.string().check(z.minLength(1), z.maxLength(100))).check(z.minLength(1), z.maxLength(20)),
   target: relPath,
   fix: edit,
-  wrong_fix: edit.optional(),
-  secret_file: relPath.optional(),
-  slow_command: command.optional(),
+  wrong_fix: z.optional(edit),
+  secret_file: z.optional(relPath),
+  slow_command: z.optional(command),
 });
 
 export const TaskSchema = z.strictObject({
-  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'lowercase letters, digits and dashes, at most 64'),
-  title: z.string().min(1).max(200),
-  goal: z.string().min(1).max(4000),
+  id: z
+    .string()
+    .check(z.regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'lowercase letters, digits and dashes, at most 64')),
+  title: z.string().check(z.minLength(1), z.maxLength(200)),
+  goal: z.string().check(z.minLength(1), z.maxLength(4000)),
   judge: z.strictObject({
     command,
-    timeout_ms: z.number().int().positive().max(600_000).default(30_000),
+    timeout_ms: z._default(z.int().check(z.positive(), z.maximum(600_000)), 30_000),
   }),
-  sim: SimHintsSchema.optional(),
+  sim: z.optional(SimHintsSchema),
 });
 
-const ms = z.number().int().positive().max(3_600_000);
+const ms = z.int().check(z.positive(), z.maximum(3_600_000));
 export const PolicySchema = z.strictObject({
   version: z.literal(1),
   /** Tools the model may use; anything else is denied by rule tool.not_allowed. */
-  tools: z.array(z.string().min(1)).max(50),
+  tools: z.array(z.string().check(z.minLength(1))).check(z.maxLength(50)),
   paths: z.strictObject({
     /** picomatch globs relative to the workspace; a leading ! excludes. */
-    read: z.array(z.string().min(1)).default(['**']),
-    write: z.array(z.string().min(1)).default([]),
-    deny: z.array(z.string().min(1)).default([]),
+    read: z._default(z.array(z.string().check(z.minLength(1))), ['**']),
+    write: z._default(z.array(z.string().check(z.minLength(1))), []),
+    deny: z._default(z.array(z.string().check(z.minLength(1))), []),
   }),
   /** Exact command lines run_command may run (argv split on whitespace, no shell). */
-  commands: z.array(command).max(50).default([]),
+  commands: z._default(z.array(command).check(z.maxLength(50)), []),
   budget: z.strictObject({
-    steps: z.number().int().positive().max(10_000),
-    tokens: z.number().int().positive().max(100_000_000),
+    steps: z.int().check(z.positive(), z.maximum(10_000)),
+    tokens: z.int().check(z.positive(), z.maximum(100_000_000)),
     wall_ms: ms,
   }),
   /** Per-tool timeouts in ms; `default` for tools not listed. */
-  timeouts: z.record(z.string(), ms).default({}),
-  limits: z
-    .strictObject({
-      excerpt_bytes: z.number().int().min(64).max(65_536).default(2048),
-      output_bytes: z
-        .number()
-        .int()
-        .min(1024)
-        .max(64 * 1024 * 1024)
-        .default(1 << 20),
-    })
-    .default({ excerpt_bytes: 2048, output_bytes: 1 << 20 }),
+  timeouts: z._default(z.record(z.string(), ms), {}),
+  limits: z._default(
+    z.strictObject({
+      excerpt_bytes: z._default(z.int().check(z.minimum(64), z.maximum(65_536)), 2048),
+      output_bytes: z._default(z.int().check(z.minimum(1024), z.maximum(64 * 1024 * 1024)), 1 << 20),
+    }),
+    { excerpt_bytes: 2048, output_bytes: 1 << 20 },
+  ),
 });
 
 export type TaskDef = z.output<typeof TaskSchema>;
@@ -107,7 +105,7 @@ export class CatalogProblem extends ProofloopError {
   }
 }
 
-function parseFile<S extends z.ZodType>(file: string, schema: S): { value: z.output<S>; raw: string } {
+function parseFile<S extends z.ZodMiniType>(file: string, schema: S): { value: z.output<S>; raw: string } {
   let raw: string;
   try {
     raw = readFileSync(file, 'utf8');

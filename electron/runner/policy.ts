@@ -1,6 +1,6 @@
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { z } from 'zod';
+import * as z from '../../shared/zod';
 import { KNOWN_TOOLS, type Policy } from './catalog';
 
 export interface Proposal {
@@ -15,20 +15,17 @@ export interface Decision {
   reason: string;
 }
 
-const p = z.string().min(1).max(1000);
+const p = z.string().check(z.minLength(1), z.maxLength(1000));
 export const toolArgs = {
-  list_files: z.strictObject({ path: p.optional() }),
+  list_files: z.strictObject({ path: z.optional(p) }),
   read_file: z.strictObject({ path: p }),
-  search: z.strictObject({ query: z.string().min(1).max(200), path: p.optional() }),
-  write_file: z.strictObject({ path: p, content: z.string().max(1 << 20) }),
+  search: z.strictObject({ query: z.string().check(z.minLength(1), z.maxLength(200)), path: z.optional(p) }),
+  write_file: z.strictObject({ path: p, content: z.string().check(z.maxLength(1 << 20)) }),
   apply_patch: z.strictObject({
     path: p,
-    patch: z
-      .string()
-      .min(1)
-      .max(1 << 20),
+    patch: z.string().check(z.minLength(1), z.maxLength(1 << 20)),
   }),
-  run_command: z.strictObject({ command: z.string().min(1).max(500) }),
+  run_command: z.strictObject({ command: z.string().check(z.minLength(1), z.maxLength(500)) }),
 } as const;
 export type ToolArgs = { [K in keyof typeof toolArgs]: z.output<(typeof toolArgs)[K]> };
 

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from '../../shared/zod';
 import type { Contract, MethodName, ResultOf } from '../../shared/api/contract';
 
 /** The implementation of one contract method: parsed arguments in, its result out. */

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { z } from 'zod';
+import type * as z from '../../shared/zod';
 import {
   contract,
   isMethodName,
@@ -93,7 +93,7 @@ export type CallOrigin = 'local' | 'renderer';
 const shorten = (s: string, max = 120): string =>
   s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s;
 
-function describeIssues(error: z.ZodError): string {
+function describeIssues(error: z.core.$ZodError): string {
   return error.issues
     .map((i) => `${i.path.length ? i.path.join('.') : '(arguments)'}: ${i.message}`)
     .join('; ');

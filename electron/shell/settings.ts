@@ -1,15 +1,22 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from '../../shared/zod';
 
 const SettingsSchema = z.object({
-  lastFolder: z.string().nullable().default(null),
-  recent: z.array(z.string()).default([]),
-  bounds: z
-    .object({ x: z.number().optional(), y: z.number().optional(), width: z.number(), height: z.number() })
-    .nullable()
-    .default(null),
-  maximized: z.boolean().default(false),
+  lastFolder: z._default(z.nullable(z.string()), null),
+  recent: z._default(z.array(z.string()), []),
+  bounds: z._default(
+    z.nullable(
+      z.object({
+        x: z.optional(z.number()),
+        y: z.optional(z.number()),
+        width: z.number(),
+        height: z.number(),
+      }),
+    ),
+    null,
+  ),
+  maximized: z._default(z.boolean(), false),
 });
 export type Settings = z.output<typeof SettingsSchema>;
 

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from '../zod';
 import { bundleMethods } from './bundle';
 import { ledgerMethods, ledgerPushes } from './ledger';
 import { runnerMethods } from './runner';
@@ -19,7 +19,7 @@ export const contract = {
 
 export const pushes = {
   ...ledgerPushes,
-} as const satisfies Record<string, z.ZodType>;
+} as const satisfies Record<string, z.ZodMiniType>;
 
 export type Contract = typeof contract;
 export type MethodName = keyof Contract;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../zod';
 import { method } from './spec';
 import { ByRun, RunId } from './ledger';
 import { VARIANTS } from './variants';
@@ -12,7 +12,7 @@ export const TaskSummarySchema = z.object({
   judge_command: z.string(),
   tools: z.array(z.string()),
   commands: z.array(z.string()),
-  budget: z.object({ steps: z.number().int(), tokens: z.number().int(), wall_ms: z.number().int() }),
+  budget: z.object({ steps: z.int(), tokens: z.int(), wall_ms: z.int() }),
   policy_digest: z.string(),
   simulated: z.boolean(),
 });
@@ -22,25 +22,25 @@ export const CatalogErrorSchema = z.object({ file: z.string(), field: z.string()
 export const RunEndSchema = z.object({
   run_id: z.string(),
   status: z.enum(['completed', 'failed', 'running']),
-  outcome: z.string().nullable(),
+  outcome: z.nullable(z.string()),
   passed: z.boolean(),
-  head_seq: z.number().int(),
+  head_seq: z.int(),
 });
 
-const ShownEvent = z.object({ seq: z.number().int(), kind: z.string(), payload: z.unknown() });
+const ShownEvent = z.object({ seq: z.int(), kind: z.string(), payload: z.unknown() });
 
 export const ReplayResultSchema = z.object({
   ok: z.boolean(),
-  first_divergence: z
-    .object({
-      seq: z.number().int(),
+  first_divergence: z.nullable(
+    z.object({
+      seq: z.int(),
       /** Real agents: decision, environment, request, structure or agent_version. */
-      cause: z.string().optional(),
-      reason: z.string().optional(),
-      expected: ShownEvent.nullable(),
-      actual: ShownEvent.nullable(),
-    })
-    .nullable(),
+      cause: z.optional(z.string()),
+      reason: z.optional(z.string()),
+      expected: z.nullable(ShownEvent),
+      actual: z.nullable(ShownEvent),
+    }),
+  ),
   run_id: z.string(),
   of: z.string(),
   outcome: z.string(),
@@ -55,16 +55,16 @@ export const AgentInfoSchema = z.object({
   title: z.string(),
   /** Whether it can run here: the simulated agent always; a CLI when its binary answers --version. */
   installed: z.boolean(),
-  version: z.string().nullable(),
+  version: z.nullable(z.string()),
   /** What runs (the CLI and its version), or why it cannot run here. */
   detail: z.string(),
   /** A real agent's upstream source: the variables its key is read from, and whether one is set. */
-  upstream: z.object({ key_env: z.array(z.string()), key_set: z.boolean() }).nullable(),
+  upstream: z.nullable(z.object({ key_env: z.array(z.string()), key_set: z.boolean() })),
 });
 
 export const ArtifactSchema = z.object({
   digest: z.string(),
-  bytes: z.number().int(),
+  bytes: z.int(),
   text: z.string(),
   truncated: z.boolean(),
 });
@@ -73,7 +73,7 @@ export const runnerMethods = {
   'artifact.read': method(
     z.object({
       run_id: RunId,
-      digest: z.string().regex(/^(sha256:)?[0-9a-f]{64}$/, 'digest must be 64 hex digits'),
+      digest: z.string().check(z.regex(/^(sha256:)?[0-9a-f]{64}$/, 'digest must be 64 hex digits')),
     }),
     ArtifactSchema,
     "The full content of an artifact a run's events reference (stored redacted), checked against its digest.",
@@ -85,24 +85,25 @@ export const runnerMethods = {
   ),
   'run.start': method(
     z.object({
-      task_id: z.string().min(1).max(64),
-      variant: VariantSchema.optional(),
-      seed: z
-        .number()
-        .int()
-        .min(0)
-        .max(2 ** 32 - 1)
-        .optional(),
+      task_id: z.string().check(z.minLength(1), z.maxLength(64)),
+      variant: z.optional(VariantSchema),
+      seed: z.optional(z.int().check(z.minimum(0), z.maximum(2 ** 32 - 1))),
       /** sim (the default: the host's own loop) or a real agent: claude-code, codex. */
-      agent: z.string().min(1).max(40).optional(),
+      agent: z.optional(z.string().check(z.minLength(1), z.maxLength(40))),
       /** A real agent's model: sim (the variant answers), replay:<run>, upstream (your key). */
-      model_from: z
-        .string()
-        .regex(/^(sim|upstream|replay:[A-Za-z0-9][A-Za-z0-9._:-]{0,199})$/, 'sim, upstream or replay:<run>')
-        .optional(),
-      model: z.string().min(1).max(100).optional(),
+      model_from: z.optional(
+        z
+          .string()
+          .check(
+            z.regex(
+              /^(sim|upstream|replay:[A-Za-z0-9][A-Za-z0-9._:-]{0,199})$/,
+              'sim, upstream or replay:<run>',
+            ),
+          ),
+      ),
+      model: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
       /** A folder of settings / CLAUDE.md / hooks for the agent (a configuration variant). */
-      config_dir: z.string().min(1).max(4096).optional(),
+      config_dir: z.optional(z.string().check(z.minLength(1), z.maxLength(4096))),
     }),
     Started,
     "Start a run of a task with the simulated model or a real agent (claude-code, codex) through the run's model gateway; returns its run id at once, events are pushed as they append.",
@@ -113,9 +114,9 @@ export const runnerMethods = {
     'The agents a run can use (the simulated one, Claude Code, Codex): which are installed here, their versions.',
   ),
   'run.rerun': method(
-    ByRun.extend({
+    z.extend(ByRun, {
       /** The model frozen to this run's recorded answers (mode replay); returned at once, unlike run.replay. */
-      replay: z.boolean().optional(),
+      replay: z.optional(z.boolean()),
     }),
     Started,
     'A new run of the same task and agent settings (mode rerun), or with replay its replay (mode replay), followed live; runs.diff of the two gives the verdict.',

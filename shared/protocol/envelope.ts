@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../zod';
 import { HASH_RE } from './chain';
 import { MAX_SEQ } from './limits';
 
@@ -6,16 +6,16 @@ export const KIND_RE = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** One event as stored and as written to a JSONL line. */
 export const EnvelopeSchema = z.object({
-  seq: z.number().int().positive().max(MAX_SEQ),
-  run_id: z.string().min(1).max(200),
-  kind: z.string().regex(KIND_RE, 'kind must be a snake_case name'),
-  v: z.number().int().positive(),
-  at: z.string().min(1),
+  seq: z.int().check(z.positive(), z.maximum(MAX_SEQ)),
+  run_id: z.string().check(z.minLength(1), z.maxLength(200)),
+  kind: z.string().check(z.regex(KIND_RE, 'kind must be a snake_case name')),
+  v: z.int().check(z.positive()),
+  at: z.string().check(z.minLength(1)),
   payload: z.record(z.string(), z.unknown()),
-  prev: z.string().regex(HASH_RE, 'prev must be 64 hex digits'),
-  hash: z.string().regex(HASH_RE, 'hash must be 64 hex digits'),
+  prev: z.string().check(z.regex(HASH_RE, 'prev must be 64 hex digits')),
+  hash: z.string().check(z.regex(HASH_RE, 'hash must be 64 hex digits')),
   /** Present when the payload was redacted: the digest of the original, which the chain links. */
-  digest: z.string().regex(HASH_RE).optional(),
+  digest: z.optional(z.string().check(z.regex(HASH_RE))),
 });
 
 export type LedgerEvent = z.infer<typeof EnvelopeSchema>;

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from '../zod';
 import { EnvelopeSchema, type LedgerEvent } from './envelope';
 import { isKnownKind, payloadSchemas } from './kinds';
 import { upcast, upcasters } from './upcast';
@@ -6,7 +6,7 @@ import { fastPayloadOk } from './fastcheck';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
 
-function describe(error: z.ZodError): string {
+function describe(error: z.core.$ZodError): string {
   return error.issues
     .map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`)
     .slice(0, 3)

@@ -2,41 +2,38 @@
  * User redaction rules: `<folder>/.proofloop/redact.json`. The caller reads the file; this module
  * only validates its text and compiles it.
  */
-import { z } from 'zod';
+import * as z from '../zod';
 
-export const RedactRuleSchema = z
-  .object({
-    name: z.string().trim().min(1, 'must be a non-empty string'),
-    /** A regular expression source (no slashes); matches are masked or their field dropped. */
-    pattern: z.string().min(1, 'must be a non-empty regular expression source').optional(),
-    /** RegExp flags besides `g` (always on): any of i, m, s, u, v. */
-    flags: z
-      .string()
-      .regex(/^[imsuv]*$/, 'only the flags i, m, s, u, v are allowed (g is implied)')
-      .optional(),
-    /** Key names (case-insensitive, `-` and `_` equivalent) whose values the rule applies to. */
-    keys: z
-      .array(z.string().min(1, 'must be a non-empty key name'))
-      .min(1, 'must list at least one key')
-      .optional(),
-    /** JSON paths (`payload.args.query`, `$.payload.items[*].id`) whose values the rule applies to. */
-    paths: z
-      .array(z.string().min(1, 'must be a non-empty path'))
-      .min(1, 'must list at least one path')
-      .optional(),
-    /** mask (default): replace by a placeholder; drop: remove the field. */
-    action: z.enum(['mask', 'drop']).optional(),
-  })
-  .strict();
+export const RedactRuleSchema = z.strictObject({
+  name: z.string().check(z.trim(), z.minLength(1, 'must be a non-empty string')),
+  /** A regular expression source (no slashes); matches are masked or their field dropped. */
+  pattern: z.optional(z.string().check(z.minLength(1, 'must be a non-empty regular expression source'))),
+  /** RegExp flags besides `g` (always on): any of i, m, s, u, v. */
+  flags: z.optional(
+    z.string().check(z.regex(/^[imsuv]*$/, 'only the flags i, m, s, u, v are allowed (g is implied)')),
+  ),
+  /** Key names (case-insensitive, `-` and `_` equivalent) whose values the rule applies to. */
+  keys: z.optional(
+    z
+      .array(z.string().check(z.minLength(1, 'must be a non-empty key name')))
+      .check(z.minLength(1, 'must list at least one key')),
+  ),
+  /** JSON paths (`payload.args.query`, `$.payload.items[*].id`) whose values the rule applies to. */
+  paths: z.optional(
+    z
+      .array(z.string().check(z.minLength(1, 'must be a non-empty path')))
+      .check(z.minLength(1, 'must list at least one path')),
+  ),
+  /** mask (default): replace by a placeholder; drop: remove the field. */
+  action: z.optional(z.enum(['mask', 'drop'])),
+});
 
-export const RedactRulesFileSchema = z
-  .object({
-    $schema: z.string().optional(),
-    rules: z.array(RedactRuleSchema),
-    /** Values never redacted: exact strings, or regular expression sources prefixed `re:`. */
-    allow: z.array(z.string()).optional(),
-  })
-  .strict();
+export const RedactRulesFileSchema = z.strictObject({
+  $schema: z.optional(z.string()),
+  rules: z.array(RedactRuleSchema),
+  /** Values never redacted: exact strings, or regular expression sources prefixed `re:`. */
+  allow: z.optional(z.array(z.string())),
+});
 
 export type RedactRule = z.infer<typeof RedactRuleSchema>;
 export interface RedactRules {

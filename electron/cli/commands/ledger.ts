@@ -13,7 +13,7 @@ import { readArtifact } from '../../runner/artifacts';
 import { artifactsHomeOf } from '../../service/runner';
 import type { StoredEvent } from '../../ledger';
 import { ProofloopError } from '../../../shared/result';
-import type { z } from 'zod';
+import type * as z from '../../../shared/zod';
 import type { VerifyReportSchema } from '../../../shared/api/ledger';
 
 type VerifyReport = z.output<typeof VerifyReportSchema>;
