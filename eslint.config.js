@@ -82,6 +82,11 @@ export default tseslint.config(
           patterns: [
             { group: nodeOnly, message: 'shared/ is pure TypeScript: no Node, Electron or SQLite.' },
             {
+              regex: '^zod(/|$)',
+              message:
+                "Schemas import zod as `import * as z from '…/shared/zod'` (zod/mini with its messages).",
+            },
+            {
               group: ['**/electron/**', '**/renderer/**'],
               message: 'shared/ imports nothing from electron/ or renderer/.',
             },
@@ -103,6 +108,29 @@ export default tseslint.config(
               message: 'The renderer is untrusted and has no Node: talk to the API instead.',
             },
             { group: ['**/electron/**'], message: 'renderer/ imports only shared/.' },
+            {
+              regex: '^zod(/|$)',
+              message:
+                "Schemas import zod as `import * as z from '…/shared/zod'` (zod/mini with its messages).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // zod's classic build is ~10 MB and ~0.1 s of every process and worker (shared/zod.ts).
+    files: ['electron/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^zod(/|$)',
+              message:
+                "Schemas import zod as `import * as z from '…/shared/zod'` (zod/mini with its messages).",
+            },
           ],
         },
       ],
