@@ -21,7 +21,6 @@ const node = {
 };
 
 const entries = [
-  { in: 'electron/cli/main.ts', out: 'dist/cli.js' },
   { in: 'electron/main.ts', out: 'dist/electron/main.js' },
   { in: 'electron/runner/model-process.ts', out: 'dist/children/model.js' },
   { in: 'electron/runner/judge-process.ts', out: 'dist/children/judge.js' },
@@ -51,16 +50,29 @@ const entries = [
   { in: 'electron/runner/gateway/worker.ts', out: 'dist/electron/gateway-worker.js' },
 ].filter((e) => existsSync(new URL(`../${e.in}`, import.meta.url)));
 
+// ESM bundles of CJS-era code need require/__dirname.
+const banner = {
+  js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+};
+
 await Promise.all([
+  // The CLI in chunks: what a command imports dynamically (PostgreSQL's client, OTLP's protobuf
+  // code) is read and compiled only when that command needs it. Chunks sit beside cli.js, so code
+  // that finds its workers and children by import.meta.url finds them from any chunk.
+  build({
+    ...node,
+    entryPoints: { cli: 'electron/cli/main.ts' },
+    outdir: 'dist',
+    splitting: true,
+    chunkNames: 'cli-[name]-[hash]',
+    banner,
+  }),
   ...entries.map((e) =>
     build({
       ...node,
       entryPoints: [e.in],
       outfile: e.out,
-      // ESM bundles of CJS-era code need require/__dirname.
-      banner: {
-        js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-      },
+      banner,
     }),
   ),
   // A sandboxed preload must be one CommonJS file with nothing but `electron` outside it.
@@ -81,5 +93,5 @@ if (!process.argv.includes('--node-only')) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 console.log(
-  `built ${entries.length + 1} node bundles${process.argv.includes('--node-only') ? '' : ' and the renderer'} into dist/`,
+  `built ${entries.length + 2} node bundles${process.argv.includes('--node-only') ? '' : ' and the renderer'} into dist/`,
 );
