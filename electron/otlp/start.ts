@@ -51,7 +51,7 @@ export async function startOtlpFor(
 }
 
 export function otlpLine(o: StartedOtlp | null): string {
-  if (!o) return 'OTLP receiver off (--no-otlp)';
+  if (!o) return 'OTLP receiver not started';
   if ('error' in o.info) return `OTLP receiver not started: ${o.info.error}`;
   const env = Object.entries(o.info.env)
     .map(([k, v]) => `${k}=${v}`)

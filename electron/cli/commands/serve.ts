@@ -60,9 +60,10 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       // A team ledger's local folder holds workspaces, not runs to open: the page is not offered it.
       if (svc.ctx.sqlite()) svc.trustFolder(svc.ctx.folder());
       const server = await startWebServer(svc, { port: o.port, staticDir: rendererDir() });
-      // Loaded only by serve: protobufjs and the OTLP definitions cost every other command time.
-      const { otlpLine, startOtlpFor } = await import('../../otlp/start');
-      const otlp = o.otlp ? await startOtlpFor(svc, { port: o.otlpPort, token: o.otlpToken }) : null;
+      // Loaded only by serve with its receiver: protobufjs and the OTLP definitions (a chunk of
+      // their own) cost every other command, and serve --no-otlp, time and memory.
+      const start = o.otlp ? await import('../../otlp/start') : null;
+      const otlp = start ? await start.startOtlpFor(svc, { port: o.otlpPort, token: o.otlpToken }) : null;
       ctx.print(
         {
           url: server.url,
@@ -74,7 +75,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
           otlp: otlp?.info ?? null,
         },
         () =>
-          `ProofLoop web mode for ${svc.ctx.sqlite() ? svc.ctx.folder() : `the team ledger ${svc.ctx.engine().location} (local folder ${svc.ctx.folder()})`}\nopen ${server.url}\n${otlpLine(otlp)}\n(Ctrl-C to stop)`,
+          `ProofLoop web mode for ${svc.ctx.sqlite() ? svc.ctx.folder() : `the team ledger ${svc.ctx.engine().location} (local folder ${svc.ctx.folder()})`}\nopen ${server.url}\n${start?.otlpLine(otlp) ?? 'OTLP receiver off (--no-otlp)'}\n(Ctrl-C to stop)`,
       );
       await untilSignal(async () => {
         await Promise.all([server.close(), otlp?.receiver?.close()]);
