@@ -17,6 +17,7 @@ import { benchPeer } from './peer';
 import { benchInspect } from './inspect';
 import { benchTeamLedger } from './team-ledger';
 import { benchGateway } from './gateway';
+import { benchLiveState } from './live-state';
 
 const benches: { name: string; run: () => unknown }[] = [
   { name: 'ledger', run: () => benchIngest() },
@@ -24,6 +25,8 @@ const benches: { name: string; run: () => unknown }[] = [
   { name: 'redaction', run: () => benchRedact() },
   { name: 'bundle', run: () => benchBundle() },
   { name: 'ui', run: () => benchUi() },
+  // Stepping the state pane of a run that appends (500 runs in the folder), and quiet.
+  { name: 'live-state', run: () => benchLiveState() },
   { name: 'otlp', run: () => benchOtlp() },
   { name: 'open', run: () => benchOpen() },
   // The real agents' model gateway: added latency per call, memory over a long session.

@@ -111,3 +111,38 @@ test('a run made while the page was not yet listening for pushes is listed once 
   await expect(app.runItem('late')).toBeVisible();
   await expect(app.runItem('late')).toContainText('2 ev');
 });
+
+test('a run that appends many times a second re-reads the runs list about once a second, not at every append', async ({
+  app,
+  server,
+  page,
+}) => {
+  await appendRun(server, 'busy', DEMO_EVENTS.slice(0, 2));
+  await app.open();
+  await app.selectRun('busy');
+  await app.expectSeq(2, 2);
+  // Each append in the serving process is a push; the list (counts, heads, outcomes) need not be
+  // read again for each: with hundreds of runs that read kept both the page and the service busy
+  // while the timeline and the state pane waited.
+  let lists = 0;
+  page.on('request', (r) => {
+    if (r.url().endsWith('/api/runs.list')) lists += 1;
+  });
+  const n = 60;
+  const t0 = Date.now();
+  for (let i = 0; i < n; i++) {
+    await server.call('events.append', {
+      run_id: 'busy',
+      kind: 'event_annotated',
+      payload: { target_seq: 1, note: `note ${i}` },
+    });
+    await new Promise((r) => setTimeout(r, 40));
+  }
+  const seconds = (Date.now() - t0) / 1000;
+  // Nothing is lost: the timeline follows every append, the list ends at the last count.
+  await app.expectSeq(n + 2, n + 2);
+  await expect(app.runItem('busy')).toContainText(`${n + 2} ev`);
+  expect(lists, `${lists} reads of the runs list in ${seconds.toFixed(1)} s`).toBeLessThanOrEqual(
+    Math.ceil(seconds) + 2,
+  );
+});
