@@ -2,7 +2,7 @@
 // processes of the runner, and the renderer. esbuild for Node code (fast, one file per entry),
 // Vite for the renderer.
 import { build } from 'esbuild';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -49,6 +49,11 @@ const entries = [
   { in: 'electron/runner/gateway/worker.ts', out: 'dist/gateway-worker.js' },
   { in: 'electron/runner/gateway/worker.ts', out: 'dist/electron/gateway-worker.js' },
 ].filter((e) => existsSync(new URL(`../${e.in}`, import.meta.url)));
+
+// The CLI's chunks are named by their content's hash: those of earlier builds are removed first.
+const dist = new URL('../dist/', import.meta.url);
+if (existsSync(dist))
+  for (const f of readdirSync(dist)) if (/^cli-.*\.js(\.map)?$/.test(f)) rmSync(new URL(f, dist));
 
 // ESM bundles of CJS-era code need require/__dirname.
 const banner = {
