@@ -26,7 +26,7 @@ function writeFolder(dir: string): void {
   const at = (i: number) => new Date(Date.UTC(2026, 10, 29, 8, 0, i)).toISOString();
   for (let r = 0; r < RUNS; r++) {
     const id = `run-${r}`;
-    const lines = [
+    const lines: object[] = [
       { seq: 1, run_id: id, kind: 'run_started', at: at(0), payload: { goal: `g${r}`, task_id: 't' } },
     ];
     for (let i = 2; i < 40; i++)
@@ -36,14 +36,14 @@ function writeFolder(dir: string): void {
         kind: 'model_responded',
         at: at(i),
         payload: { content: 'x'.repeat(200) },
-      } as never);
+      });
     lines.push({
       seq: 40,
       run_id: id,
       kind: 'run_completed',
       at: at(41),
       payload: { outcome: 'passed' },
-    } as never);
+    });
     mkdirSync(path.join(dir, id));
     writeFileSync(path.join(dir, id, 'events.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   }

@@ -24,6 +24,7 @@ import type { LineResult } from './block';
 import { importArtifactsHome, outlineResults, storeRedacted, type StoreArtifact } from './outline';
 import { detectStreamed, formatNamed } from './formats/registry';
 import { streamedBlocks } from './streamed';
+import { fileRun, folderRun, sanitizeRunId } from './run-names';
 
 /**
  * Import of one JSONL file into the ledger, incrementally and crash-safely:
@@ -107,40 +108,10 @@ interface ImportsRow {
 
 class Conflict extends Error {}
 
-const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 function headSha(file: string, len: number): string | null {
   if (len <= 0) return null;
   const buf = readAt(file, 0, len);
   return buf.length < len ? null : sha256Bytes(buf);
-}
-
-/**
- * The run of a file whose lines do not name one: `<id>/events.jsonl` by its folder, any other
- * `<name>.jsonl` (a Claude Code session, a Codex rollout) by its own name.
- */
-export function fileRun(key: string): string {
-  const parts = key.split(/[\\/]/);
-  const name = parts.at(-1) ?? key;
-  if (name === 'events.jsonl') return parts.at(-2) || 'events';
-  const base = name.replace(/\.jsonl$/i, '') || name;
-  // A Claude Code subagent, `<session>/subagents/agent-<id>.jsonl`: named after its session too.
-  if (parts.at(-2) === 'subagents' && parts.length >= 3) return `${parts.at(-3)}:${base}`;
-  return base;
-}
-
-/** `runs/<id>/events.jsonl`: the run a seed 000 file is about, by its folder name. */
-export function folderRun(key: string): string | null {
-  const parts = key.split(/[\\/]/);
-  const n = parts.length;
-  if (n >= 3 && parts[n - 1] === 'events.jsonl' && parts[n - 3] === 'runs') return parts[n - 2] ?? null;
-  return null;
-}
-
-function sanitizeRunId(src: string): string {
-  if (RUN_ID_RE.test(src)) return src;
-  let id = src.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, 180);
-  if (!/^[A-Za-z0-9]/.test(id)) id = `r${id}`;
-  return id;
 }
 
 /** The seq a cut last line names near its start, if any (the line itself does not parse). */

@@ -50,8 +50,7 @@ export async function startOtlpFor(
   }
 }
 
-export function otlpLine(o: StartedOtlp | null): string {
-  if (!o) return 'OTLP receiver not started';
+export function otlpLine(o: StartedOtlp): string {
   if ('error' in o.info) return `OTLP receiver not started: ${o.info.error}`;
   const env = Object.entries(o.info.env)
     .map(([k, v]) => `${k}=${v}`)

@@ -119,10 +119,14 @@ export function watchFolder(
       return Boolean(stats?.isFile()) && !isRunFile(p);
     },
   });
-  const onFile = (file: string) => {
-    if (stopped || !isRunFile(file) || isOwnMirror(file)) return;
+  // A burst of changes makes one import, 200 ms after the last.
+  const importSoon = () => {
+    if (stopped) return;
     if (debounce) clearTimeout(debounce);
     debounce = setTimeout(() => void runImport(), 200);
+  };
+  const onFile = (file: string) => {
+    if (isRunFile(file) && !isOwnMirror(file)) importSoon();
   };
   watcher.on('add', onFile).on('change', onFile);
   // chokidar reads a new directory, then watches it: a file made between the two is never reported
@@ -133,9 +137,9 @@ export function watchFolder(
     const top = path.relative(ledger.folder, dir).split(path.sep)[0]!;
     // An executed run's own folders (its workspace) are the runner's: nothing there to import.
     if (stopped || sourceOf.get(top) === 'executed') return;
-    onFile(path.join(dir, 'events.jsonl'));
+    importSoon();
     if (recheck) clearTimeout(recheck);
-    recheck = setTimeout(() => onFile(path.join(dir, 'events.jsonl')), 1000);
+    recheck = setTimeout(importSoon, 1000);
   });
   // Files written between the folder's opening import and the watcher being ready were seen by its
   // initial scan, which reports nothing: import once more when it is ready.

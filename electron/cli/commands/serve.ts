@@ -75,7 +75,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
           otlp: otlp?.info ?? null,
         },
         () =>
-          `ProofLoop web mode for ${svc.ctx.sqlite() ? svc.ctx.folder() : `the team ledger ${svc.ctx.engine().location} (local folder ${svc.ctx.folder()})`}\nopen ${server.url}\n${start?.otlpLine(otlp) ?? 'OTLP receiver off (--no-otlp)'}\n(Ctrl-C to stop)`,
+          `ProofLoop web mode for ${svc.ctx.sqlite() ? svc.ctx.folder() : `the team ledger ${svc.ctx.engine().location} (local folder ${svc.ctx.folder()})`}\nopen ${server.url}\n${start && otlp ? start.otlpLine(otlp) : 'OTLP receiver off (--no-otlp)'}\n(Ctrl-C to stop)`,
       );
       await untilSignal(async () => {
         await Promise.all([server.close(), otlp?.receiver?.close()]);
