@@ -7,5 +7,8 @@ if (!existsSync(built)) {
   process.stderr.write('proofloop: not built yet: run `npm run build` in the ProofLoop folder\n');
   process.exit(2);
 }
+// The bundles are minified (scripts/build.mjs): a stack printed for a bug report is mapped back to
+// the sources. Only then: reading the maps costs memory every command would pay.
+if (process.env.PROOFLOOP_DEBUG === '1') process.setSourceMapsEnabled(true);
 const { main } = await import(built.href);
 process.exitCode = await main(process.argv.slice(2));

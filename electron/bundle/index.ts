@@ -7,6 +7,7 @@ export {
   type ExportResult,
 } from './export';
 export { verifyBundle, type VerifyOptions } from './verify';
-export { bundleRunInfo, openBundle, type OpenedBundle, type BundleRunMeta } from './open';
+export { openBundle, type OpenedBundle } from './open';
+export { bundleRunInfo, type BundleRunMeta } from './run-info';
 export { defaultKeyDir, loadOrCreateKeyPair } from './sign';
 export * from './format';

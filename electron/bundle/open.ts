@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ResultOf } from '../../shared/api/contract';
+import type { BundleRunMeta } from './run-info';
 import type { LedgerEvent } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import { sha256Bytes } from '../crypto';
@@ -20,10 +20,6 @@ export interface OpenedBundle {
  * What the UI needs for its banner, kept in `runs.meta` of each run opened from a bundle: the shape
  * the API's bundle.info answers with (shared/api/bundle.ts).
  */
-export interface BundleRunMeta {
-  bundle: NonNullable<ResultOf<'bundle.info'>>;
-}
-
 function lastHash(c: Collected): string | undefined {
   return c.events.at(-1)?.e.hash;
 }
@@ -141,12 +137,4 @@ export async function openBundle(
   });
   tx.immediate();
   return { file: abs, run_ids: runIds, verdict };
-}
-
-/** The bundle a run was opened from and its verdict, or null for a run that is not from a bundle. */
-export function bundleRunInfo(ledger: Ledger, runId: string): BundleRunMeta['bundle'] | null {
-  const run = ledger.run(runId);
-  if (!run) throw new ProofloopError('not_found', `no run "${runId}" in ${ledger.folder}`);
-  if (run.source !== 'bundle') return null;
-  return (run.meta as Partial<BundleRunMeta>).bundle ?? null;
 }

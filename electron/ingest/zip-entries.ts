@@ -1,7 +1,6 @@
 import type { Readable } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
-import yauzl from 'yauzl';
-import { DecompressStream } from 'zstd-napi';
+import type yauzl from 'yauzl';
 
 /**
  * Entries of a zip written by another program (an Inspect AI `.eval` log), read one at a time:
@@ -23,6 +22,9 @@ export interface ZipEntries {
 export const MAX_ENTRY_BYTES = 512 << 20;
 
 export async function openZipEntries(file: string, maxEntry = MAX_ENTRY_BYTES): Promise<ZipEntries> {
+  // Loaded with the first zip read: every import registers this format, few import a zip (and
+  // zstd-napi is a native module).
+  const { default: yauzl } = await import('yauzl');
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
     yauzl.open(
       file,
@@ -73,8 +75,10 @@ async function readEntry(zip: yauzl.ZipFile, e: yauzl.Entry, max: number): Promi
   let stream: Readable;
   if (e.compressionMethod === 0) stream = raw;
   else if (e.compressionMethod === 8) stream = raw.pipe(createInflateRaw());
-  else if (e.compressionMethod === 93) stream = raw.pipe(new DecompressStream());
-  else {
+  else if (e.compressionMethod === 93) {
+    const { DecompressStream } = await import('zstd-napi');
+    stream = raw.pipe(new DecompressStream());
+  } else {
     raw.destroy();
     throw new Error(
       `entry ${name} uses compression method ${e.compressionMethod} (only 0, 8 and 93 are read)`,

@@ -1,22 +1,32 @@
-import { bundleRunInfo, exportBundle, openBundle, previewBundle, verifyBundle } from '../bundle';
+import { bundleRunInfo } from '../bundle/run-info';
 import { confineRequested } from '../fs/confine';
-import { withLocalCopy } from '../bundle/team-copy';
 import type { Ledger } from '../ledger';
 import type { ServiceContext } from './context';
 import { ProofloopError } from '../../shared/result';
 import type { Handler as H } from './handler';
 
+/**
+ * The bundle code (zip reading and writing, signing, redaction profiles) is loaded on the first
+ * preview, export, verify or open: a `serve` that only shows runs never compiles it.
+ */
+const bundles = () => import('../bundle');
+
 /** Paths from the renderer are untrusted: bundles and keys are read and written inside the open folder only. */
 export function bundleHandlers(ctx: ServiceContext) {
   /** The runs' ledger: the open folder's, or for a team ledger a local copy of these runs (team-copy.ts). */
-  const over = <T>(runIds: readonly string[], fn: (ledger: Ledger) => Promise<T> | T): Promise<T> => {
+  const over = async <T>(runIds: readonly string[], fn: (ledger: Ledger) => Promise<T> | T): Promise<T> => {
     const l = ctx.sqlite();
-    return l ? Promise.resolve(fn(l)) : withLocalCopy(ctx.engine(), runIds, ctx.folder(), fn);
+    if (l) return fn(l);
+    const { withLocalCopy } = await import('../bundle/team-copy');
+    return withLocalCopy(ctx.engine(), runIds, ctx.folder(), fn);
   };
-  const preview: H<'bundle.preview'> = ({ run_ids, profile }) =>
-    over(run_ids, (l) => previewBundle(l, run_ids, profile));
+  const preview: H<'bundle.preview'> = async ({ run_ids, profile }) => {
+    const { previewBundle } = await bundles();
+    return over(run_ids, (l) => previewBundle(l, run_ids, profile));
+  };
   const exp: H<'bundle.export'> = async ({ run_ids, out, profile, sign, force }) => {
     const file = confineRequested(ctx.folder(), out, 'out');
+    const { exportBundle } = await bundles();
     const r = await over(run_ids, (l) =>
       exportBundle(l, { runIds: run_ids, out: file, profile, sign, force }),
     );
@@ -41,11 +51,14 @@ export function bundleHandlers(ctx: ServiceContext) {
       },
     };
   };
-  const verify: H<'bundle.verify'> = ({ file, key }) =>
-    verifyBundle(confineRequested(ctx.folder(), file, 'file'), {
-      key: key ? confineRequested(ctx.folder(), key, 'key') : undefined,
-    });
+  const verify: H<'bundle.verify'> = async ({ file, key }) => {
+    const path = confineRequested(ctx.folder(), file, 'file');
+    const keyPath = key ? confineRequested(ctx.folder(), key, 'key') : undefined;
+    const { verifyBundle } = await bundles();
+    return verifyBundle(path, { key: keyPath });
+  };
   const open: H<'bundle.open'> = async ({ file }) => {
+    const { openBundle } = await bundles();
     const r = await openBundle(ctx.ledger(), confineRequested(ctx.folder(), file, 'file'));
     ctx.emit('runs.changed', { run_ids: r.run_ids });
     return { run_ids: r.run_ids, verdict: r.verdict };

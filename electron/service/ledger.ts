@@ -6,7 +6,7 @@ import { ID_RANGE, idRange } from '../ledger/event-ids';
 import type { ServiceContext } from './context';
 import type { Handler as H } from './handler';
 import type { Finding } from '../ledger/types';
-import { summaryHandlers } from './summary';
+import { summaryHandlers, withGlances } from './summary';
 import { spanHandlers } from './spans';
 import { outcomeOfRunAsync, withOutcome } from '../ledger/outcome';
 import { decisionConflictFindings } from '../state/cross-check';
@@ -66,10 +66,17 @@ async function searchEngine(
 export function ledgerHandlers(ctx: ServiceContext) {
   const list: H<'runs.list'> = async () => {
     const ledger = ctx.sqlite();
-    if (ledger) return ledger.runs().map((r) => withOutcome(ledger, r));
+    if (ledger)
+      return withGlances(
+        ctx,
+        ledger.runs().map((r) => withOutcome(ledger, r)),
+      );
     const engine = ctx.engine();
     const runs = await engine.runs();
-    return Promise.all(runs.map(async (r) => ({ ...r, outcome: await outcomeOfRunAsync(engine, r) })));
+    return withGlances(
+      ctx,
+      await Promise.all(runs.map(async (r) => ({ ...r, outcome: await outcomeOfRunAsync(engine, r) }))),
+    );
   };
   const get: H<'run.get'> = async ({ run_id }) => {
     const ledger = ctx.sqlite();

@@ -1,6 +1,6 @@
 import { ProofloopError } from '../../shared/result';
 import { loadCatalog } from '../runner/catalog';
-import { RunHost, type RunResult } from '../runner/host';
+import type { RunHost, RunResult } from '../runner/host';
 import type { ModelFrom } from '../runner/real-run';
 import type { ServiceContext } from './context';
 import { readArtifact } from '../runner/artifacts';
@@ -9,7 +9,6 @@ import { importArtifactsHome } from '../ingest/outline';
 import type { Ledger } from '../ledger';
 import type { Handler as H } from './handler';
 import { requireRunOf } from './ledger';
-import { installedAgents } from '../runner/installed';
 
 /**
  * The directory whose `artifacts/` holds a run's artifacts: an imported run's values moved out of
@@ -31,12 +30,16 @@ const ARTIFACT_VIEW_LIMIT = 1 << 20;
  */
 export function runnerHandlers(ctx: ServiceContext) {
   const jobs = new Map<string, Promise<RunResult>>();
-  // On a team ledger the runs' folders (workspace, artifacts) are in this process's local folder.
-  const host = () =>
-    new RunHost(ctx.sqlite() ?? ctx.engine(), {
+  // The runner (host, agents, policy, gateway) is loaded on the first run: a `serve` that only
+  // shows runs never compiles it. On a team ledger the runs' folders (workspace, artifacts) are
+  // in this process's local folder.
+  const host = async (): Promise<RunHost> => {
+    const { RunHost } = await import('../runner/host');
+    return new RunHost(ctx.sqlite() ?? ctx.engine(), {
       tasksDir: ctx.tasksDir(),
       ...(ctx.sqlite() ? {} : { runsRoot: ctx.folder() }),
     });
+  };
   const track = ({ run_id, done }: { run_id: string; done: Promise<RunResult> }) => {
     jobs.set(run_id, done);
     void done.finally(() => setTimeout(() => jobs.delete(run_id), 60_000).unref());
@@ -45,7 +48,7 @@ export function runnerHandlers(ctx: ServiceContext) {
 
   /** A run exists once this returns, on either engine (a team ledger makes it with its writer). */
   const startSim = async (meta: Parameters<RunHost['start']>[0]) => {
-    const s = host().start(meta);
+    const s = (await host()).start(meta);
     await s.ready;
     return track(s);
   };
@@ -69,10 +72,10 @@ export function runnerHandlers(ctx: ServiceContext) {
       })),
     };
   };
-  const start: H<'run.start'> = ({ task_id, variant, seed, agent, model_from, model, config_dir }) =>
+  const start: H<'run.start'> = async ({ task_id, variant, seed, agent, model_from, model, config_dir }) =>
     agent && agent !== 'sim'
       ? track(
-          host().startReal({
+          (await host()).startReal({
             task_id,
             agent,
             model_from: (model_from ?? 'sim') as ModelFrom,
@@ -84,12 +87,17 @@ export function runnerHandlers(ctx: ServiceContext) {
           }),
         )
       : startSim({ task_id, variant: variant ?? 'careful', seed: seed ?? 1, mode: 'live' });
-  const rerun: H<'run.rerun'> = async ({ run_id, replay }) =>
-    track(await (replay ? host().startReplay(run_id) : host().rerun(run_id)));
-  const agents: H<'agents.list'> = () => ({ agents: installedAgents() });
-  const resume: H<'run.resume'> = async ({ run_id }) => track(await host().resume(run_id));
+  const rerun: H<'run.rerun'> = async ({ run_id, replay }) => {
+    const h = await host();
+    return track(await (replay ? h.startReplay(run_id) : h.rerun(run_id)));
+  };
+  const agents: H<'agents.list'> = async () => {
+    const { installedAgents } = await import('../runner/installed');
+    return { agents: installedAgents() };
+  };
+  const resume: H<'run.resume'> = async ({ run_id }) => track(await (await host()).resume(run_id));
   const replay: H<'run.replay'> = async ({ run_id }) => {
-    const r = await host().replay(run_id);
+    const r = await (await host()).replay(run_id);
     return {
       ok: r.ok,
       first_divergence: r.first_divergence,

@@ -1,5 +1,4 @@
 import { changesAt, stateAt } from '../state';
-import { diffRunsExplained } from '../runner/agent-diff';
 import { withSessionDecisions } from '../state/cross-check';
 import { engineChangesAt, engineDiff, engineStateAt } from '../state/engine-state';
 import type { ServiceContext } from './context';
@@ -27,6 +26,8 @@ export function stateHandlers(ctx: Pick<ServiceContext, 'engine' | 'sqlite'>) {
   const diff: H<'runs.diff'> = async ({ left, right }) => {
     const l = ctx.sqlite();
     if (!l) return engineDiff(ctx.engine(), left, right);
+    // The diff's explanations know each agent's transcript: loaded with the first diff, not with serve.
+    const { diffRunsExplained } = await import('../runner/agent-diff');
     return { ...(await diffRunsExplained(l, left, right)), replay: replayVerdict(l, left, right) };
   };
   return { 'state.at': at, 'state.changes': changes, 'runs.diff': diff };

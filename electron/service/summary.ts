@@ -15,6 +15,9 @@ import type { ServiceContext } from './context';
 import type { ResultOf } from '../../shared/api/contract';
 import type { Handler as H } from './handler';
 import { requireRunOf } from './ledger';
+import type { RunRow } from '../ledger/types';
+import { stateAt } from '../state';
+import { engineStateAt } from '../state/engine-state';
 import { isObj, nonEmpty as str, type Obj } from '../../shared/json-read.js';
 
 const TITLE_CHARS = 200;
@@ -64,128 +67,198 @@ function otlpSummary(
   return { title: otlpTitle(service, prompt ?? withheld), model };
 }
 
+type Glance = ResultOf<'run.summary'>;
+
+/**
+ * Glances computed by one runs.list: enough for a first screen of the most recently active runs,
+ * bounded so that the first list of a large folder does not hold the service (the rest come as
+ * their rows are shown, through runs.details, and every later list carries what is known).
+ */
+export const LIST_GLANCES = 40;
+
+const memoKey = (engine: { location: string }, run: RunRow) =>
+  `${engine.location}\u0000${run.run_id}\u0000${run.head_seq}`;
+
+/**
+ * The runs list with each run's glance where it is at hand: a list read used to show ids only,
+ * and a small folder's titles came one round trip later, while the page was still drawing itself
+ * (first messages 1.2× the peer viewer's, bench/peer.ts). Known glances cost a map lookup; up to
+ * LIST_GLANCES more are computed, most recently active first.
+ */
+export async function withGlances<R extends RunRow>(
+  ctx: Pick<ServiceContext, 'engine' | 'sqlite'>,
+  runs: R[],
+): Promise<(R & { glance?: Glance })[]> {
+  const engine = ctx.engine();
+  const active = (r: RunRow) => r.last_at ?? r.created_at;
+  const missing = runs
+    .filter((r) => !memo.has(memoKey(engine, r)))
+    .sort((a, b) => (active(a) < active(b) ? 1 : active(a) > active(b) ? -1 : 0))
+    .slice(0, LIST_GLANCES);
+  for (const r of missing) {
+    try {
+      await glanceOf(ctx, r);
+    } catch {
+      // The list never fails for a glance: that row shows without one, and runs.details says why.
+    }
+  }
+  return runs.map((r) => {
+    const g = memo.get(memoKey(engine, r)) as Glance | undefined;
+    return g ? { ...r, glance: g } : r;
+  });
+}
+
 export function summaryHandlers(ctx: ServiceContext) {
-  const summary: H<'run.summary'> = async ({ run_id }) => {
-    // Reads through the engine; the token sums are SQL over a runs folder's ledger (none on a team ledger).
+  const summary: H<'run.summary'> = async ({ run_id }) =>
+    glanceOf(ctx, await requireRunOf(ctx.engine(), run_id));
+  /**
+   * The rows on screen in one call: the list asked for each row's summary and its state at the
+   * head (two requests a row, three rows at a time), and a small folder's titles came in only after
+   * several round trips of a page that was still busy drawing itself (bench/peer.ts).
+   */
+  const details: H<'runs.details'> = async ({ run_ids }) => {
     const engine = ctx.engine();
     const ledger = ctx.sqlite();
-    const run = await requireRunOf(engine, run_id);
-    const key = `${engine.location}\u0000${run_id}\u0000${run.head_seq}`;
-    const known = memo.get(key) as ResultOf<'run.summary'> | undefined;
-    if (known) return known;
-    const fmt = run.format;
-    const first = (kinds: string[], limit: number) => engine.read(run_id, { kinds, limit });
-    let project: string | null = null;
-    let model: string | null = null;
-    let title: string | null = null;
-    let tokens: number | null = null;
-
-    // The first prompt a person wrote; else a slash command's name; else the first prompt at all.
-    let fallback: string | null = null;
-    for (const e of await first(['user_prompted'], 20)) {
-      const v1 = interpret(fmt, e.kind, e.payload, { seq: e.seq, run_id, source: e.source ?? null });
-      const p = (v1?.payload ?? e.payload) as Obj;
-      const text = str(p.content);
-      if (!text) continue;
-      if (p.meta !== true && !isContextPrompt(text)) {
-        title = clipTitle(text);
-        break;
-      }
-      const command = /<command-name>([^<]+)<\/command-name>/.exec(text)?.[1];
-      fallback ??= command ? command.trim() : null;
-      fallback ??= p.meta === true ? null : clipTitle(text);
+    const out: ResultOf<'runs.details'> = [];
+    for (const id of new Set(run_ids)) {
+      const run = await engine.run(id);
+      if (!run) continue;
+      const g = await glanceOf(ctx, run);
+      const state = ledger
+        ? stateAt(ledger, id, run.head_seq, { recent: true }).state
+        : (await engineStateAt(engine, id, run.head_seq)).state;
+      const used = state.budget.used.tokens;
+      out.push({
+        ...g,
+        tokens: g.tokens ?? (used > 0 ? used : null),
+        calls: state.calls.total,
+        errors: state.errors.total,
+      });
     }
-    title ??= fallback;
-    const runNo = ledger?.runNo(run_id);
-    const range = runNo === undefined ? null : idRange(runNo, 1, Number.MAX_SAFE_INTEGER);
-    if (fmt === 'claude_code') {
-      // Most lines carry the cwd; a file-history snapshot (often the first) does not.
-      for (const e of await engine.read(run_id, { limit: 20 })) {
-        project = str((e.payload as Obj).cwd);
-        if (project) break;
-      }
-      const a = (await first(ASSISTANT_KINDS, 1))[0];
-      const msg = a && isObj((a.payload as Obj).message) ? ((a.payload as Obj).message as Obj) : null;
-      model = msg ? str(msg.model) : null;
-      // Claude Code repeats a message's usage on each of its lines: the last line of each message.id.
-      const rows =
-        run.head_seq > CC_TOKENS_MAX_EVENTS || !ledger || !range
-          ? []
-          : (ledger.db
-              .prepare(
-                `SELECT json_extract(payload, '$.message.usage') AS usage FROM events
-            WHERE id IN (
-              SELECT MAX(id) FROM events
-               WHERE ${ID_RANGE} AND kind IN (${ASSISTANT_KINDS.map(() => '?').join(', ')})
-                 AND json_extract(payload, '$.message.usage') IS NOT NULL
-               GROUP BY coalesce(json_extract(payload, '$.message.id'), id))`,
-              )
-              .all(...range, ...ASSISTANT_KINDS) as { usage: string | null }[]);
-      if (rows.length > 0) {
-        tokens = 0;
-        for (const r of rows) {
-          try {
-            tokens += usageTokens(r.usage === null ? null : JSON.parse(r.usage));
-          } catch {
-            // a usage that is no JSON counts as none
-          }
-        }
-      }
-    } else if (fmt === 'codex') {
-      const meta = (await first(['run_started'], 1))[0];
-      project = meta ? str(itemOf(meta.payload as Obj).cwd) : null;
-      const turn = (await first(['codex_turn_context'], 1))[0];
-      model = turn ? str(itemOf(turn.payload as Obj).model) : null;
-      // Codex's token_count is cumulative: the last one is the run's.
-      const last =
-        ledger && range
-          ? (ledger.db
-              .prepare(
-                `SELECT payload FROM events WHERE ${ID_RANGE} AND kind = 'codex_event_token_count'
-            ORDER BY id DESC LIMIT 1`,
-              )
-              .get(...range) as { payload: string } | undefined)
-          : undefined;
-      if (last) {
-        const v1 = interpret(fmt, 'codex_event_token_count', JSON.parse(last.payload) as Obj, {
-          seq: 0,
-          run_id,
-        });
-        const t = v1?.payload.tokens_total;
-        tokens = typeof t === 'number' ? t : null;
-      }
-    } else if (fmt === 'otlp') {
-      // Its reader is synchronous: a runs folder's ledger (a team ledger's OTLP runs list without a title).
-      if (ledger) {
-        ({ title, model } = otlpSummary(run.meta, (kinds, limit) =>
-          ledger.read(run_id, { ...(kinds ? { kinds } : {}), limit }),
-        ));
-      }
-    } else {
-      const start = (await first(['run_started'], 1))[0];
-      const p = start
-        ? ((interpret(fmt, 'run_started', start.payload, { seq: start.seq, run_id })?.payload ??
-            start.payload) as Obj)
-        : null;
-      if (p) {
-        title ??= str(p.goal);
-        const agent = isObj(p.agent) ? p.agent : null;
-        model = agent ? (str(agent.model) ?? null) : null;
-        project = str(p.cwd);
-      }
-      // An Inspect sample's eval (runs.meta.eval) is its project: the list groups and filters by it.
-      const ev = isObj(run.meta.eval) ? run.meta.eval : null;
-      if (fmt === 'inspect' && ev) {
-        const name = [str(ev.task), str(ev.model)].filter((x) => x !== null).join(' · ');
-        project = `${name || 'eval'} (${str(ev.eval_id) ?? str(ev.task_id) ?? run_id.split(':')[0]})`;
-        model ??= str(ev.model);
-        // A sample's input (its goal) is often several lines: one line in the list.
-        if (title !== null) title = clipTitle(title);
-      }
-    }
-    const out = { run_id, head_seq: run.head_seq, format: fmt, project, model, title, tokens };
-    memo.set(key, out);
     return out;
   };
-  return { 'run.summary': summary };
+  return { 'run.summary': summary, 'runs.details': details };
+}
+
+export async function glanceOf(ctx: Pick<ServiceContext, 'engine' | 'sqlite'>, run: RunRow): Promise<Glance> {
+  // Reads through the engine; the token sums are SQL over a runs folder's ledger (none on a team ledger).
+  const engine = ctx.engine();
+  const ledger = ctx.sqlite();
+  const run_id = run.run_id;
+  const key = memoKey(engine, run);
+  const known = memo.get(key) as Glance | undefined;
+  if (known) return known;
+  const fmt = run.format;
+  const first = (kinds: string[], limit: number) => engine.read(run_id, { kinds, limit });
+  let project: string | null = null;
+  let model: string | null = null;
+  let title: string | null = null;
+  let tokens: number | null = null;
+
+  // The first prompt a person wrote; else a slash command's name; else the first prompt at all.
+  let fallback: string | null = null;
+  for (const e of await first(['user_prompted'], 20)) {
+    const v1 = interpret(fmt, e.kind, e.payload, { seq: e.seq, run_id, source: e.source ?? null });
+    const p = (v1?.payload ?? e.payload) as Obj;
+    const text = str(p.content);
+    if (!text) continue;
+    if (p.meta !== true && !isContextPrompt(text)) {
+      title = clipTitle(text);
+      break;
+    }
+    const command = /<command-name>([^<]+)<\/command-name>/.exec(text)?.[1];
+    fallback ??= command ? command.trim() : null;
+    fallback ??= p.meta === true ? null : clipTitle(text);
+  }
+  title ??= fallback;
+  const runNo = ledger?.runNo(run_id);
+  const range = runNo === undefined ? null : idRange(runNo, 1, Number.MAX_SAFE_INTEGER);
+  if (fmt === 'claude_code') {
+    // Most lines carry the cwd; a file-history snapshot (often the first) does not.
+    for (const e of await engine.read(run_id, { limit: 20 })) {
+      project = str((e.payload as Obj).cwd);
+      if (project) break;
+    }
+    const a = (await first(ASSISTANT_KINDS, 1))[0];
+    const msg = a && isObj((a.payload as Obj).message) ? ((a.payload as Obj).message as Obj) : null;
+    model = msg ? str(msg.model) : null;
+    // Claude Code repeats a message's usage on each of its lines: the last line of each message.id.
+    const rows =
+      run.head_seq > CC_TOKENS_MAX_EVENTS || !ledger || !range
+        ? []
+        : (ledger.db
+            .prepare(
+              `SELECT json_extract(payload, '$.message.usage') AS usage FROM events
+          WHERE id IN (
+            SELECT MAX(id) FROM events
+             WHERE ${ID_RANGE} AND kind IN (${ASSISTANT_KINDS.map(() => '?').join(', ')})
+               AND json_extract(payload, '$.message.usage') IS NOT NULL
+             GROUP BY coalesce(json_extract(payload, '$.message.id'), id))`,
+            )
+            .all(...range, ...ASSISTANT_KINDS) as { usage: string | null }[]);
+    if (rows.length > 0) {
+      tokens = 0;
+      for (const r of rows) {
+        try {
+          tokens += usageTokens(r.usage === null ? null : JSON.parse(r.usage));
+        } catch {
+          // a usage that is no JSON counts as none
+        }
+      }
+    }
+  } else if (fmt === 'codex') {
+    const meta = (await first(['run_started'], 1))[0];
+    project = meta ? str(itemOf(meta.payload as Obj).cwd) : null;
+    const turn = (await first(['codex_turn_context'], 1))[0];
+    model = turn ? str(itemOf(turn.payload as Obj).model) : null;
+    // Codex's token_count is cumulative: the last one is the run's.
+    const last =
+      ledger && range
+        ? (ledger.db
+            .prepare(
+              `SELECT payload FROM events WHERE ${ID_RANGE} AND kind = 'codex_event_token_count'
+          ORDER BY id DESC LIMIT 1`,
+            )
+            .get(...range) as { payload: string } | undefined)
+        : undefined;
+    if (last) {
+      const v1 = interpret(fmt, 'codex_event_token_count', JSON.parse(last.payload) as Obj, {
+        seq: 0,
+        run_id,
+      });
+      const t = v1?.payload.tokens_total;
+      tokens = typeof t === 'number' ? t : null;
+    }
+  } else if (fmt === 'otlp') {
+    // Its reader is synchronous: a runs folder's ledger (a team ledger's OTLP runs list without a title).
+    if (ledger) {
+      ({ title, model } = otlpSummary(run.meta, (kinds, limit) =>
+        ledger.read(run_id, { ...(kinds ? { kinds } : {}), limit }),
+      ));
+    }
+  } else {
+    const start = (await first(['run_started'], 1))[0];
+    const p = start
+      ? ((interpret(fmt, 'run_started', start.payload, { seq: start.seq, run_id })?.payload ??
+          start.payload) as Obj)
+      : null;
+    if (p) {
+      title ??= str(p.goal);
+      const agent = isObj(p.agent) ? p.agent : null;
+      model = agent ? (str(agent.model) ?? null) : null;
+      project = str(p.cwd);
+    }
+    // An Inspect sample's eval (runs.meta.eval) is its project: the list groups and filters by it.
+    const ev = isObj(run.meta.eval) ? run.meta.eval : null;
+    if (fmt === 'inspect' && ev) {
+      const name = [str(ev.task), str(ev.model)].filter((x) => x !== null).join(' · ');
+      project = `${name || 'eval'} (${str(ev.eval_id) ?? str(ev.task_id) ?? run_id.split(':')[0]})`;
+      model ??= str(ev.model);
+      // A sample's input (its goal) is often several lines: one line in the list.
+      if (title !== null) title = clipTitle(title);
+    }
+  }
+  const out = { run_id, head_seq: run.head_seq, format: fmt, project, model, title, tokens };
+  memo.set(key, out);
+  return out;
 }

@@ -1,5 +1,6 @@
 import type { RunSummary } from '../api/types';
 import { OUTCOME_RANK, OUTCOME_TEXT, type Outcome } from '../../shared/outcome';
+import { byText } from '../ui/numbers';
 
 /** The runs list's filter and sort, apart from the store (no DOM, no API: unit-tested in Node). */
 
@@ -72,16 +73,16 @@ export function visibleRuns(
   const at = (r: RunSummary) => (r.format === 'otlp' ? r.created_at : (r.last_at ?? r.created_at));
   switch (sort) {
     case 'recent':
-      return out.sort((a, b) => at(b).localeCompare(at(a)));
+      return out.sort((a, b) => byText(at(b), at(a)));
     case 'oldest':
-      return out.sort((a, b) => a.created_at.localeCompare(b.created_at));
+      return out.sort((a, b) => byText(a.created_at, b.created_at));
     case 'events':
       return out.sort((a, b) => b.event_count - a.event_count);
     case 'outcome':
-      return out.sort((a, b) => rankOf(a) - rankOf(b) || at(b).localeCompare(at(a)));
+      return out.sort((a, b) => rankOf(a) - rankOf(b) || byText(at(b), at(a)));
     case 'status':
-      return out.sort((a, b) => a.status.localeCompare(b.status) || at(b).localeCompare(at(a)));
+      return out.sort((a, b) => byText(a.status, b.status) || byText(at(b), at(a)));
     case 'id':
-      return out.sort((a, b) => a.run_id.localeCompare(b.run_id));
+      return out.sort((a, b) => byText(a.run_id, b.run_id));
   }
 }

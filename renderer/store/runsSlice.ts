@@ -2,6 +2,8 @@ import type { StateCreator } from 'zustand';
 import { call, callOptional, type UiError } from '../api/api';
 import type { Finding, FolderInfo, RunSummary } from '../api/types';
 import type { AppState } from './index';
+import { dict } from '../../shared/dict';
+import { shareEqual } from './shareEqual';
 import type { RunDetails, RunsOutcome, RunsSort } from './runsQuery';
 
 export interface RunsSlice {
@@ -19,7 +21,8 @@ export interface RunsSlice {
   runsProject: string;
   runsOutcome: RunsOutcome;
   setRunsOutcome(outcome: RunsOutcome): void;
-  setRunDetails(runId: string, d: RunDetails): void;
+  /** Several rows' details at once (one render). */
+  setRunsDetails(d: Readonly<Record<string, RunDetails>>): void;
   setRunsFormat(format: string): void;
   setRunsProject(project: string): void;
   loadFolder(): Promise<void>;
@@ -45,17 +48,17 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
   runsFilter: '',
   runsSort: 'recent',
   folderFindings: null,
-  runDetails: {},
+  runDetails: dict(),
   runsFormat: '',
   runsProject: '',
   runsOutcome: '',
   setRunsOutcome: (runsOutcome) => set({ runsOutcome }),
-  setRunDetails: (runId, d) => set({ runDetails: { ...get().runDetails, [runId]: d } }),
+  setRunsDetails: (d) => set({ runDetails: Object.assign(dict(get().runDetails), d) }),
   setRunsFormat: (runsFormat) => set({ runsFormat }),
   setRunsProject: (runsProject) => set({ runsProject }),
   async loadFolder() {
     const r = await call('folder.current', {});
-    if (r.ok) set({ folder: r.value, folderError: null });
+    if (r.ok) set({ folder: shareEqual(get().folder, r.value), folderError: null });
     else set({ folderError: r.error });
   },
   teamFormOpen: false,
@@ -89,10 +92,14 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
       do {
         runsAgain = false;
         const r = await call('runs.list', {});
-        if (r.ok) set({ runs: r.value, runsError: null });
-        else set({ runsError: r.error });
+        // Read again unchanged (the push stream's first connection, a burst of pushes), the list
+        // keeps its objects and renders nothing.
+        if (r.ok) {
+          const runs = shareEqual(get().runs, r.value);
+          set({ runs, runsError: null, runDetails: withGlances(get().runDetails, runs) });
+        } else set({ runsError: r.error });
         const f = await callOptional('folder.findings', {});
-        set({ folderFindings: f.ok && f.value.total > 0 ? f.value : null });
+        set({ folderFindings: f.ok && f.value.total > 0 ? shareEqual(get().folderFindings, f.value) : null });
         get().syncSelectedRun();
       } while (runsAgain);
       runsInflight = null;
@@ -102,6 +109,34 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
   setRunsFilter: (runsFilter) => set({ runsFilter }),
   setRunsSort: (runsSort) => set({ runsSort }),
 });
+
+/**
+ * The rows' details with the glances the list carried (title, project, model, tokens), for rows
+ * that have none as fresh: the titles show with the list itself, and the counts (calls, errors)
+ * come when the row is on screen (runs.details).
+ */
+function withGlances(
+  details: Readonly<Record<string, RunDetails>>,
+  runs: readonly RunSummary[],
+): Record<string, RunDetails> {
+  let out: Record<string, RunDetails> | null = null;
+  for (const r of runs) {
+    const g = r.glance;
+    const d = details[r.run_id];
+    if (!g || (d && d.head_seq >= g.head_seq)) continue;
+    out ??= dict(details);
+    out[r.run_id] = {
+      head_seq: g.head_seq,
+      project: g.project,
+      model: g.model,
+      title: g.title,
+      tokens: g.tokens,
+      calls: null,
+      errors: null,
+    };
+  }
+  return out ?? (details as Record<string, RunDetails>);
+}
 
 /** The listed summary of a run (undefined while the list is loading, or for a run made a moment ago). */
 export function runSummaryOf(s: Pick<AppState, 'runs'>, runId: string | null): RunSummary | undefined {

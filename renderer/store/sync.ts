@@ -1,6 +1,7 @@
 import { onConnected, subscribe } from '../api/api';
 import { formatHash, parseHash, type Route } from './route';
 import { useApp } from './index';
+import { throttled } from './throttle';
 
 /** How long the steps pause before the URL hash shows the seq. */
 const HASH_SETTLE_MS = 300;
@@ -10,24 +11,6 @@ const HASH_SETTLE_MS = 300;
  * and render) kept both threads busy while the timeline and the state pane waited.
  */
 const LIST_ON_APPEND_MS = 1000;
-
-/** `fn` at once, then at most once per `ms`: calls in between make one more call at the end. */
-function throttled(fn: () => void, ms: number): () => void {
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  let pending = false;
-  const fire = () => {
-    pending = false;
-    fn();
-    timer = setTimeout(() => {
-      timer = null;
-      if (pending) fire();
-    }, ms);
-  };
-  return () => {
-    if (timer === null) fire();
-    else pending = true;
-  };
-}
 
 function routeOfState(): Route {
   const s = useApp.getState();
@@ -50,7 +33,6 @@ function applyRoute(route: Route): void {
 
 /** Wires pushes to the store and the store to the URL hash. Returns the teardown. */
 export function startSync(): () => void {
-  const s = useApp.getState();
   // The selected run's rows follow every append at once; its summary in the list within a second.
   const listSoon = throttled(() => void useApp.getState().loadRuns(), LIST_ON_APPEND_MS);
   const offs = [
@@ -77,7 +59,9 @@ export function startSync(): () => void {
       if (p.finished) void useApp.getState().loadRuns();
     }),
     // What the pushes would have said while the stream was not connected: the folder, the runs
-    // and, through loadRuns, the selected run's new events and findings (syncSelectedRun).
+    // and, through loadRuns, the selected run's new events and findings (syncSelectedRun). The
+    // first connection reads again what the page read at start: unchanged, it renders nothing
+    // (shareEqual in the slices).
     onConnected(() => {
       const st = useApp.getState();
       void st.loadFolder();
@@ -86,8 +70,8 @@ export function startSync(): () => void {
   ];
 
   applyRoute(parseHash(window.location.hash));
-  void s.loadFolder();
-  void s.loadRuns();
+  void useApp.getState().loadFolder();
+  void useApp.getState().loadRuns();
 
   // The hash follows the store. A new view or run is a history entry at once; a step only replaces
   // the entry, and only once the steps pause: history.replaceState costs a same-document navigation

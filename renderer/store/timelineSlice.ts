@@ -5,6 +5,7 @@ import { eventCache } from '../features/timeline/eventCache';
 import { NOTABLE_KINDS } from '../ui/kinds';
 import type { AppState } from './index';
 import { runSummaryOf } from './runsSlice';
+import { throttled } from './throttle';
 
 export interface Marker {
   seq: number;
@@ -60,6 +61,8 @@ const NO_RUN_DATA = {
 } satisfies Partial<TimelineSlice>;
 
 const MARKER_LIMIT = 5000;
+/** How often a live run's appends reach the timeline (see applyAppendedSoon). */
+const APPEND_EVERY_MS = 100;
 const FILTER_LIMIT = 20_000;
 
 /** Index of the first element ≥ x in a sorted array. */
@@ -99,6 +102,31 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
       set({ markers: [...get().markers, ...found.filter((m) => !known.has(m.seq))] });
     }
   }
+
+  /**
+   * Appends to the shown run, taken at once and then at most every APPEND_EVERY_MS: a live run
+   * pushes at every append (~30 a second), and each push re-rendered the timeline and asked for
+   * the new range's markers (and a filter's seqs again) while the state pane waited for its turn
+   * (bench/live-state.ts).
+   */
+  let appended: { runId: string; from: number; to: number } | null = null;
+  const applyAppendedSoon = throttled(() => {
+    const a = appended;
+    appended = null;
+    if (!a || a.runId !== get().runId) return;
+    const { runId } = a;
+    const head = Math.max(get().head, a.to);
+    if (head === get().head) return;
+    eventCache(runId, head);
+    const wasEmpty = get().seq === 0;
+    set({ head });
+    void loadMarkers(runId, a.from, a.to);
+    const filter = get().filter;
+    if (filter) void get().setKindFilter(filter.kinds);
+    if (awaited?.runId === runId) get().setSeq(awaited.seq);
+    else if (get().follow) get().setSeq(head, { keepFollow: true });
+    else if (wasEmpty) get().setSeq(1);
+  }, APPEND_EVERY_MS);
 
   return {
     view: 'home',
@@ -229,17 +257,11 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
 
     onAppended(runId, fromSeq, toSeq) {
       if (runId !== get().runId) return;
-      const head = Math.max(get().head, toSeq);
-      if (head === get().head) return;
-      eventCache(runId, head);
-      const wasEmpty = get().seq === 0;
-      set({ head });
-      void loadMarkers(runId, fromSeq, toSeq);
-      const filter = get().filter;
-      if (filter) void get().setKindFilter(filter.kinds);
-      if (awaited?.runId === runId) get().setSeq(awaited.seq);
-      else if (get().follow) get().setSeq(head, { keepFollow: true });
-      else if (wasEmpty) get().setSeq(1);
+      appended =
+        appended?.runId === runId
+          ? { runId, from: Math.min(appended.from, fromSeq), to: Math.max(appended.to, toSeq) }
+          : { runId, from: fromSeq, to: toSeq };
+      applyAppendedSoon();
     },
 
     async reloadFindings() {

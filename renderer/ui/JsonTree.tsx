@@ -1,4 +1,5 @@
 import { memo, useState, type ReactNode } from 'react';
+import { count } from './numbers';
 
 const SIMPLE_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ID_KEYS = ['call_id', 'path', 'seq'] as const;
@@ -76,7 +77,7 @@ export function RedactedText({ red }: { red: RedactedObject }) {
   return (
     <>
       <RedactedPill
-        label={`[REDACTED:${red.rule}] ${red.length.toLocaleString()} chars`}
+        label={`[REDACTED:${red.rule}] ${count(red.length)} chars`}
         title={`text left out by rule ${red.rule}: ${red.length} characters${red.sha256 ? `, sha256 ${red.sha256}` : ''}`}
       />
       {red.sha256 && <span className="j-redacted-hash"> sha256:{red.sha256.slice(0, 12)}…</span>}

@@ -2,10 +2,32 @@ import * as z from '../zod';
 import { EnvelopeSchema } from '../protocol';
 import { method } from './spec';
 import { OUTCOMES } from '../outcome';
+import { RUNS_DETAILS_MAX } from './limits';
 
 export const RunId = z.string().check(z.minLength(1), z.maxLength(200));
 /** The arguments of a method that takes one run and nothing else. */
 export const ByRun = z.object({ run_id: RunId });
+
+/** What a row of the runs list shows of a run beyond runs.list ('run.summary'). */
+export const RunGlanceSchema = z.object({
+  run_id: z.string(),
+  head_seq: z.int(),
+  format: z.string(),
+  /** The working directory the session ran in (Claude Code `cwd`, Codex session_meta). */
+  project: z.nullable(z.string()),
+  model: z.nullable(z.string()),
+  /** The first prompt a person wrote (or the goal of a v1 run), clipped. */
+  title: z.nullable(z.string()),
+  /** Tokens as the format counts them: Claude Code once per message.id, Codex its last total. */
+  tokens: z.nullable(z.number()),
+});
+
+/** A glance with the counts of the state at the run's head ('runs.details'). */
+export const RunDetailsSchema = z.extend(RunGlanceSchema, {
+  /** Tool calls and failed calls at the head (shared/state `calls.total`, `errors.total`). */
+  calls: z.int(),
+  errors: z.int(),
+});
 
 export const FindingSchema = z.object({
   code: z.string(),
@@ -36,6 +58,8 @@ export const RunSummarySchema = z.object({
   task_id: z.nullable(z.string()),
   variant: z.nullable(z.string()),
   event_count: z.int(),
+  /** What the list shows of the run beyond this row, when the service has it at hand (runs.list; else runs.details). */
+  glance: z.optional(RunGlanceSchema),
   findings: z.int(),
   writer: z.nullable(z.object({ pid: z.number(), hostname: z.string(), label: z.nullable(z.string()) })),
   /** What the source of the run left for the UI, e.g. `bundle` (its verification verdict) for runs opened from a bundle. */
@@ -151,19 +175,13 @@ export const ledgerMethods = {
   'run.findings': method(ByRun, z.array(FindingSchema), 'Findings recorded for a run.'),
   'run.summary': method(
     ByRun,
-    z.object({
-      run_id: z.string(),
-      head_seq: z.int(),
-      format: z.string(),
-      /** The working directory the session ran in (Claude Code `cwd`, Codex session_meta). */
-      project: z.nullable(z.string()),
-      model: z.nullable(z.string()),
-      /** The first prompt a person wrote (or the goal of a v1 run), clipped. */
-      title: z.nullable(z.string()),
-      /** Tokens as the format counts them: Claude Code once per message.id, Codex its last total. */
-      tokens: z.nullable(z.number()),
-    }),
+    RunGlanceSchema,
     'What the runs list shows of a run: project, model, first prompt, tokens (read lazily per row).',
+  ),
+  'runs.details': method(
+    z.object({ run_ids: z.array(RunId).check(z.minLength(1), z.maxLength(RUNS_DETAILS_MAX)) }),
+    z.array(RunDetailsSchema),
+    'What the runs list shows of several runs at once (the rows on screen): run.summary with the calls and errors of the state at its head. Runs that no longer exist are left out.',
   ),
   'run.spans': method(
     ByRun,

@@ -15,7 +15,7 @@ export const RENDERER_METHODS = [
   'runs.list',
   'run.get',
   'run.findings',
-  'run.summary',
+  'runs.details',
   'run.spans',
   'folder.findings',
   'events.read',

@@ -3,6 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import os from 'node:os';
 import path from 'node:path';
 import { ProofloopService } from '../../electron/service/service';
+import { LIST_GLANCES } from '../../electron/service/summary';
 import { usageTokens } from '../../shared/formats/claude-code';
 import { freshFolder } from './helpers/tmp';
 
@@ -80,6 +81,67 @@ describe('run.summary and folder.findings (what the runs list shows)', () => {
     expect(at.state.budget.used.tokens).toBe(totals.at(-1));
     // A sum of the token_count events would count each turn again in every later total.
     expect(totals.reduce((a, b) => a + b, 0)).toBeGreaterThan(totals.at(-1)!);
+  });
+
+  it('runs.details: several rows in one call, with the counts of the state at their heads', async () => {
+    const runs = await service.invoke('runs.list', {});
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    const ids = runs.map((r) => r.run_id);
+    const got = await service.invoke('runs.details', { run_ids: [...ids, 'no-such-run', ids[0]!] });
+    // Every listed run once, in the order asked; a run that does not exist is left out.
+    expect(got.map((d) => d.run_id)).toEqual(ids);
+    for (const d of got) {
+      const run = runs.find((r) => r.run_id === d.run_id)!;
+      const at = await service.invoke('state.at', { run_id: d.run_id, seq: run.head_seq });
+      expect(d.head_seq).toBe(run.head_seq);
+      expect(d.calls).toBe(at.state.calls.total);
+      expect(d.errors).toBe(at.state.errors.total);
+      expect(d.tokens).toBe(at.state.budget.used.tokens);
+      const { calls: _c, errors: _e, ...glance } = d;
+      expect(glance).toEqual(await service.invoke('run.summary', { run_id: d.run_id }));
+    }
+    expect(got.find((d) => d.run_id === SESSION)!.calls).toBeGreaterThan(0);
+    await expect(service.invoke('runs.details', { run_ids: [] })).rejects.toThrow(/run_ids/);
+  });
+
+  it('runs.list carries each run’s glance (its title with the list, no second request)', async () => {
+    const runs = await service.invoke('runs.list', {});
+    for (const r of runs) {
+      expect(r.glance, r.run_id).toEqual(await service.invoke('run.summary', { run_id: r.run_id }));
+    }
+    expect(runs.find((r) => r.run_id === SESSION)!.glance!.title).toMatch(/^Work on bead spotter-4te/);
+  });
+
+  it('a list computes at most LIST_GLANCES new glances, most recently active first; later lists add the rest', async () => {
+    const g = freshFolder();
+    const svc = new ProofloopService();
+    try {
+      await svc.openFolder(g.dir);
+      const n = LIST_GLANCES + 5;
+      for (let i = 0; i < n; i++) {
+        await svc.invoke('events.append', {
+          run_id: `r${String(i).padStart(3, '0')}`,
+          kind: 'run_started',
+          payload: { task_id: 't', goal: `goal ${i}`, agent: { name: 'me' } },
+        });
+      }
+      const first = await svc.invoke('runs.list', {});
+      const glanced = first.filter((r) => r.glance).map((r) => r.run_id);
+      expect(glanced).toHaveLength(LIST_GLANCES);
+      // The runs made first are the least recently active: they wait for the next list.
+      const oldestGlanced = first
+        .filter((r) => r.glance)
+        .reduce((t, r) => (r.last_at! < t ? r.last_at! : t), '~');
+      for (const r of first.filter((x) => !x.glance))
+        expect(r.last_at! <= oldestGlanced, r.run_id).toBe(true);
+      expect(glanced).not.toContain('r000');
+      const second = await svc.invoke('runs.list', {});
+      expect(second.filter((r) => r.glance)).toHaveLength(n);
+      expect(second.find((r) => r.run_id === 'r000')!.glance!.title).toBe('goal 0');
+    } finally {
+      svc.closeFolder();
+      g.cleanup();
+    }
   });
 
   it('lists the findings of a file that made no run, with its text', async () => {

@@ -1,13 +1,10 @@
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ProofloopError } from '../../../shared/result';
-import { exportBundle, openBundle, previewBundle, verifyBundle, type RedactionProfile } from '../../bundle';
-import { exportAtif } from '../../bundle/atif';
+import type { RedactionProfile } from '../../bundle';
 import type { BundleVerdict } from '../../bundle/format';
-import { publicKeyFile } from '../../bundle/sign';
 import type { CliContext } from '../context';
 import type { Ledger } from '../../ledger';
-import { withLocalCopy } from '../../bundle/team-copy';
 import { EXIT } from '../context';
 import { table } from '../format';
 
@@ -75,10 +72,14 @@ function describeVerdict(v: BundleVerdict): string {
   return lines.join('\n');
 }
 
+/** The bundle code (zip, signing, redaction) is loaded by the commands that use it, not by every command. */
+const bundles = () => import('../../bundle');
+
 /** `proofloop open <bundle.zip>`: imports the bundle's runs read-only into the --folder ledger. */
 export async function openBundleCommand(ctx: CliContext, file: string, key?: string): Promise<void> {
   // `open` creates what it opens into, a bundle's viewer folder as a runs folder.
   const ledger = (await ctx.service({ create: true })).ctx.ledger();
+  const { openBundle } = await bundles();
   const r = await openBundle(ledger, path.resolve(file), { key });
   ctx.print(r, () =>
     [
@@ -136,11 +137,13 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
         // On a team ledger (--ledger postgres://…) the runs are exported from a local copy (team-copy.ts).
         const svc = await ctx.service();
         const team = svc.ctx.sqlite() ? null : svc.ctx.engine();
+        const { exportBundle, previewBundle } = await bundles();
         const act = async (ledger: Ledger): Promise<void> => {
           if (o.format === 'atif') {
             if (runs.length !== 1)
               throw new InvalidArgumentError('--format atif writes one run: name exactly one');
             if (o.sign || o.preview) throw new InvalidArgumentError('--sign and --preview are for bundles');
+            const { exportAtif } = await import('../../bundle/atif');
             const r = exportAtif(ledger, runs[0]!, out, { profile: o.profile, force: o.force });
             ctx.print(
               r,
@@ -174,6 +177,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
             force: o.force,
           });
           const m = r.manifest;
+          const { publicKeyFile } = await import('../../bundle/sign');
           ctx.print({ file: r.file, bytes: r.bytes, sha256: r.sha256, manifest: m }, () =>
             [
               `wrote ${r.file} (${r.bytes} bytes, sha256 ${r.sha256.slice(0, 16)}…)`,
@@ -191,8 +195,10 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
             ].join('\n'),
           );
         };
-        if (team) await withLocalCopy(team, runs, svc.ctx.folder(), act);
-        else await act(svc.ctx.ledger());
+        if (team) {
+          const { withLocalCopy } = await import('../../bundle/team-copy');
+          await withLocalCopy(team, runs, svc.ctx.folder(), act);
+        } else await act(svc.ctx.ledger());
       },
     );
 
@@ -202,6 +208,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .option('--key <public-key.pem>', "the signer's public key (pins who must have signed)")
     .action(async (file: string, o: { key?: string }) => {
       let v: BundleVerdict;
+      const { verifyBundle } = await bundles();
       try {
         v = await verifyBundle(path.resolve(file), { key: o.key ? path.resolve(o.key) : undefined });
       } catch (e) {

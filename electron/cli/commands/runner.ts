@@ -4,7 +4,7 @@ import { EXIT } from '../context';
 import { oneLine, table } from '../format';
 import { isVariant, VARIANTS, type Variant } from '../../runner/protocol';
 import type { ProofloopService } from '../../service/service';
-import { AGENT_NAMES, isAgentName } from '../../runner/agents/registry';
+import { AGENT_NAMES, isAgentName } from '../../runner/agents/names';
 import path from 'node:path';
 
 const variantArg = (v: string): Variant => {

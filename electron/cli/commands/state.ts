@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Ledger } from '../../ledger';
 import { changesAt, stateAt } from '../../state';
-import { diffRunsExplained, type DivergenceExplained } from '../../runner/agent-diff';
+import type { DivergenceExplained } from '../../runner/agent-diff';
 import type { Change, RunState } from '../../../shared/state';
 import type { DiffRow, RunDiff } from '../../../shared/diff';
 import { intOption, oneLine, table } from '../format';
@@ -240,6 +240,7 @@ export function registerStateCommands(program: Command, ctx: StateCliContext): v
     }
     const ledger = await ctx.ledger();
     // As runs.diff gives it: with the verdict when one of the two replays the other.
+    const { diffRunsExplained } = await import('../../runner/agent-diff');
     const d = { ...(await diffRunsExplained(ledger, a, b)), replay: replayVerdict(ledger, a, b) };
     print(cmd, d, () => formatDiff(d, o.limit));
   });

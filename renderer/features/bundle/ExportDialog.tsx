@@ -5,6 +5,7 @@ import { ErrorBox } from '../../ui/ErrorBox';
 import { Modal } from '../../ui/Modal';
 import { formatBytes } from './bundleMeta';
 import { Findings, VerdictLines, verdictSummary } from './VerdictView';
+import { count } from '../../ui/numbers';
 
 const SEQ_LINKS = 120;
 
@@ -59,7 +60,7 @@ function RunPicker({ chosen, onChange }: { chosen: string[]; onChange: (ids: str
                 <span className="mono run-id">{r.run_id}</span>
                 {r.source !== 'executed' && <span className={`src src-${r.source}`}>{r.source}</span>}
                 <span className="spacer" />
-                <span className="dim mono">{r.event_count.toLocaleString()} ev</span>
+                <span className="dim mono">{count(r.event_count)} ev</span>
               </label>
             </li>
           );
@@ -85,19 +86,19 @@ function Preview({
           {preview.events_redacted > 0
             ? // A run opened from a bundle: its events were redacted before, and go out as they are
               // (the counts below are those events, not new replacements).
-              `Nothing more matches the ${preview.profile} profile: ${preview.events_redacted.toLocaleString()} event${preview.events_redacted === 1 ? ' was' : 's were'} already redacted and go out as they are.`
+              `Nothing more matches the ${preview.profile} profile: ${count(preview.events_redacted)} event${preview.events_redacted === 1 ? ' was' : 's were'} already redacted and go out as they are.`
             : `Nothing matches the ${preview.profile} profile: the events go out as they are.`}
         </p>
       ) : (
         <>
           <p>
-            <b data-testid="preview-events">{preview.events_redacted.toLocaleString()}</b> event
+            <b data-testid="preview-events">{count(preview.events_redacted)}</b> event
             {preview.events_redacted === 1 ? '' : 's'} redacted; replacements per rule (never the values):
           </p>
           <div className="preview-rules">
             {rules.map(([rule, n]) => (
               <span key={rule} className="preview-rule" data-testid="preview-rule" data-rule={rule}>
-                <span className="mono">{rule}</span> <b>{n.toLocaleString()}</b>
+                <span className="mono">{rule}</span> <b>{count(n)}</b>
               </span>
             ))}
           </div>
@@ -108,7 +109,7 @@ function Preview({
           <div>
             <span className="mono">{r.run_id}</span>{' '}
             <span className="dim">
-              {r.redacted_events.toLocaleString()} of {r.events.toLocaleString()} events
+              {count(r.redacted_events)} of {count(r.events)} events
               {Object.keys(r.rules).length > 0 &&
                 ` · ${Object.entries(r.rules)
                   .map(([k, n]) => `${k} ${n}`)
@@ -134,7 +135,7 @@ function Preview({
               ))}
               {(r.seqs.length > SEQ_LINKS || r.seqs_truncated) && (
                 <span className="dim">
-                  … and {r.seqs_truncated ? 'more' : (r.seqs.length - SEQ_LINKS).toLocaleString() + ' more'}
+                  … and {r.seqs_truncated ? 'more' : count(r.seqs.length - SEQ_LINKS) + ' more'}
                 </span>
               )}
             </div>

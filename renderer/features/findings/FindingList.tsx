@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { Finding } from '../../api/types';
 import { useApp } from '../../store';
 import { tail } from '../inspector/Provenance';
+import { count } from '../../ui/numbers';
 
 /** One finding: its code, where (seq, file:line), why, and for a line that is no event its text as written. */
 export function FindingItem({ finding: f, onSeq }: { finding: Finding; onSeq?: (seq: number) => void }) {
@@ -76,7 +77,7 @@ export function FolderFindings() {
           <FindingList findings={ff.findings} />
           {ff.total > ff.findings.length && (
             <div className="dim">
-              first {ff.findings.length} of {ff.total.toLocaleString()}
+              first {ff.findings.length} of {count(ff.total)}
             </div>
           )}
         </>

@@ -16,6 +16,7 @@ import { asV1 } from '../formats/readAs';
 import { useRunFormat } from '../formats/useRunFormat';
 import { findingsBySeq, WARNING_CODES } from '../timeline/TimelineRow';
 import { runSummaryOf } from '../../store/runsSlice';
+import { count } from '../../ui/numbers';
 
 const CALL_ORDER = [
   'model_proposed',
@@ -140,7 +141,7 @@ function MovedValues({
         <Artifact
           key={pathText(m.path)}
           runId={runId}
-          field={`${pathText(m.path)} (${m.bytes.toLocaleString('en')} bytes)`}
+          field={`${pathText(m.path)} (${count(m.bytes)} bytes)`}
           digest={m.digest}
         />
       ))}

@@ -1,4 +1,4 @@
-import { memo, useMemo } from 'react';
+import { memo, useEffect, useMemo } from 'react';
 import { useApp } from '../../store';
 import { durationMs, visibleRuns, type RunsOutcome, type RunsSort } from '../../store/runsSlice';
 import { OUTCOMES, OUTCOME_TEXT } from '../../../shared/outcome';
@@ -11,6 +11,8 @@ import { useRunDetailsOnScreen } from './runDetails';
 import { isSessionFormat } from '../../../shared/formats';
 import { parentSessionOf } from '../conversation/items';
 import { OutcomeBadge } from './OutcomeBadge';
+import { count } from '../../ui/numbers';
+import { preloadMarkdown } from '../inspector/ReadableView';
 
 /**
  * The run id, and the id its source gave it when it is stored under another one (an id that could
@@ -86,7 +88,7 @@ function projectName(p: string): string {
 }
 
 function compact(n: number): string {
-  if (n < 10_000) return n.toLocaleString();
+  if (n < 10_000) return count(n);
   if (n < 1_000_000) return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0)}k`;
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
@@ -162,7 +164,7 @@ const RunItem = memo(function RunItem({
         {run.variant && <span className="chip">{run.variant}</span>}
         <span className="spacer" />
         <span className="mono dim run-counts" title="events · duration">
-          {run.event_count.toLocaleString()} ev{d !== null ? ` · ${formatMs(d)}` : ''}
+          {count(run.event_count)} ev{d !== null ? ` · ${formatMs(d)}` : ''}
         </span>
         <span className={`src src-${run.source}`} title={`source: ${run.source} (${run.format})`}>
           {run.source}
@@ -191,11 +193,7 @@ const RunItem = memo(function RunItem({
           </span>
           <span className="spacer" />
           {details.tokens !== null && (
-            <span
-              className="mono"
-              data-testid="run-item-tokens"
-              title={`${details.tokens.toLocaleString()} tokens`}
-            >
+            <span className="mono" data-testid="run-item-tokens" title={`${count(details.tokens)} tokens`}>
               {compact(details.tokens)} tok
             </span>
           )}
@@ -233,6 +231,9 @@ export function RunList() {
   const runsOutcome = useApp((s) => s.runsOutcome);
   const setRunsOutcome = useApp((s) => s.setRunsOutcome);
   const outcomes = useMemo(() => new Set((runs ?? []).map((r) => r.outcome ?? null)), [runs]);
+  // Once the first rows are drawn: a run opened next shows its payload, often Markdown.
+  const listed = runs !== null && runs.length > 0;
+  useEffect(() => (listed ? preloadMarkdown() : undefined), [listed]);
   // Details matter to the list only while a filter reads them.
   const details = useApp((s) => (filter.trim() || s.runsProject ? s.runDetails : null));
   const allDetails = useApp((s) => s.runDetails);

@@ -1,60 +1,73 @@
 import { useEffect, useRef } from 'react';
-import { callOptional } from '../../api/api';
+import { call } from '../../api/api';
 import type { RunSummary } from '../../api/types';
 import { useApp } from '../../store';
 import type { RunDetails } from '../../store/runsSlice';
+import { RUNS_DETAILS_MAX } from '../../../shared/api/limits';
+import { dict } from '../../../shared/dict';
 
-/** Rows asked for at once: the list shows ~20; scrolling fast should not queue a thousand. */
-const IN_FLIGHT = 3;
-
-const queue: RunSummary[] = [];
+/**
+ * The rows that came into view, asked for in one `runs.details` call per batch, one batch in
+ * flight: a row per request (twice: its summary and its state) took several round trips before a
+ * small folder's titles showed, each costing the page's busy first moments (bench/peer.ts).
+ */
+const waiting = new Map<string, RunSummary>(); // run_id → the row as it was when it came into view
 const asked = new Map<string, number>(); // run_id → head_seq asked for
-let running = 0;
+let inFlight = false;
+let timer: ReturnType<typeof setTimeout> | null = null;
 
-async function load(run: RunSummary): Promise<void> {
-  const [sum, at] = await Promise.all([
-    callOptional('run.summary', { run_id: run.run_id }),
-    run.head_seq > 0
-      ? callOptional('state.at', { run_id: run.run_id, seq: run.head_seq })
-      : Promise.resolve(null),
-  ]);
-  const st = at?.ok ? at.value.state : null;
-  const s = sum.ok ? sum.value : null;
-  const details: RunDetails = {
-    head_seq: run.head_seq,
-    project: s?.project ?? null,
-    model: s?.model ?? null,
-    title: s?.title ?? null,
-    tokens: s?.tokens ?? (st && st.budget.used.tokens > 0 ? st.budget.used.tokens : null),
-    calls: st ? st.calls.total : null,
-    errors: st ? st.errors.total : null,
-  };
-  useApp.getState().setRunDetails(run.run_id, details);
+async function flush(): Promise<void> {
+  timer = null;
+  if (inFlight || waiting.size === 0) return;
+  // The rows that came into view last are the ones on screen now.
+  const batch = [...waiting.values()].slice(-RUNS_DETAILS_MAX);
+  for (const r of batch) waiting.delete(r.run_id);
+  inFlight = true;
+  try {
+    const r = await call('runs.details', { run_ids: batch.map((x) => x.run_id) });
+    if (!r.ok) {
+      // Asked again when the row next comes into view.
+      for (const x of batch) asked.delete(x.run_id);
+      return;
+    }
+    const got = dict<RunDetails>();
+    for (const d of r.value) {
+      got[d.run_id] = {
+        head_seq: d.head_seq,
+        project: d.project,
+        model: d.model,
+        title: d.title,
+        tokens: d.tokens,
+        calls: d.calls,
+        errors: d.errors,
+      };
+    }
+    useApp.getState().setRunsDetails(got);
+  } finally {
+    inFlight = false;
+    if (waiting.size > 0) schedule();
+  }
 }
 
-function pump(): void {
-  while (running < IN_FLIGHT && queue.length > 0) {
-    const run = queue.pop()!; // newest request first: the rows on screen now
-    running++;
-    void load(run).finally(() => {
-      running--;
-      pump();
-    });
-  }
+/** Rows that come into view in the same frame (each row has its own observer) make one call. */
+function schedule(): void {
+  timer ??= setTimeout(() => void flush(), 0);
 }
 
 function request(run: RunSummary): void {
   if (asked.get(run.run_id) === run.head_seq) return;
   asked.set(run.run_id, run.head_seq);
-  queue.push(run);
-  pump();
+  waiting.delete(run.run_id);
+  waiting.set(run.run_id, run);
+  schedule();
 }
 
 /** Asks for a run's details once its row is on screen (and again when the run has grown). */
 export function useRunDetailsOnScreen(run: RunSummary) {
   const ref = useRef<HTMLLIElement>(null);
   const details = useApp((s) => s.runDetails[run.run_id]);
-  const stale = details?.head_seq !== run.head_seq;
+  // A glance from the list has no counts yet (calls === null): the row asks for them.
+  const stale = details?.head_seq !== run.head_seq || details.calls === null;
   useEffect(() => {
     const el = ref.current;
     if (!el || !stale) return;

@@ -4,6 +4,7 @@ import { useApp } from '../../store';
 import { callOptional, type UiError } from '../../api/api';
 import { ErrorBox } from '../../ui/ErrorBox';
 import { buildSpanTree, formatMs, type SpanIn } from './spanTree';
+import { count } from '../../ui/numbers';
 
 const ROW_HEIGHT = 24;
 /** Indentation a level, in px, up to this many levels (deeper rows say their depth instead). */
@@ -78,7 +79,7 @@ export function SpanTree() {
     <div className="span-tree" data-testid="span-tree" data-spans={rows.length}>
       <div className="span-head dim">
         <span>
-          {rows.length.toLocaleString()} span{rows.length === 1 ? '' : 's'}
+          {count(rows.length)} span{rows.length === 1 ? '' : 's'}
           {data?.truncated ? ' (the first ones only)' : ''}
         </span>
         <span className="mono">{formatMs(tree.total_ms)}</span>

@@ -6,6 +6,7 @@ import { VARIANTS, VARIANT_TEXT } from '../../../shared/api/variants';
 import type { Variant } from '../../store/tasksSlice';
 import type { AgentInfo, RunSummary } from '../../api/types';
 import { runAgentOf } from '../runs/runAgent';
+import { byText } from '../../ui/numbers';
 
 type Source = 'sim' | 'replay' | 'upstream';
 
@@ -29,7 +30,7 @@ function recordedRuns(runs: RunSummary[] | null, agent: string, task: string): R
         runAgentOf(r)?.agent === agent &&
         (r.status === 'completed' || r.status === 'failed'),
     )
-    .sort((a, b) => b.created_at.localeCompare(a.created_at));
+    .sort((a, b) => byText(b.created_at, a.created_at));
 }
 
 function AgentChoice({

@@ -6,6 +6,7 @@ import { ALL_KINDS, SESSION_KINDS, toneOf } from '../../ui/kinds';
 import { useRunFormat } from '../formats/useRunFormat';
 import { isSessionFormat } from '../../../shared/formats';
 import { KindIcon } from '../../ui/icons';
+import { count } from '../../ui/numbers';
 
 function useAutofocus() {
   const ref = useRef<HTMLInputElement>(null);
@@ -125,7 +126,7 @@ export function SearchBox() {
   }
 
   const at = hits ? hits.seqs.indexOf(seq) : -1;
-  const count = hits ? `${hits.seqs.length.toLocaleString()}${hits.capped ? '+' : ''}` : '';
+  const hitCount = hits ? `${count(hits.seqs.length)}${hits.capped ? '+' : ''}` : '';
   return (
     <Popover title="Search payloads" testId="search-box">
       <form
@@ -170,7 +171,7 @@ export function SearchBox() {
               : hits
                 ? hits.seqs.length === 0
                   ? `no match for "${hits.text}"`
-                  : `${at >= 0 ? `${at + 1} of ${count}` : `${count} match${hits.seqs.length === 1 ? '' : 'es'}`}${
+                  : `${at >= 0 ? `${at + 1} of ${hitCount}` : `${hitCount} match${hits.seqs.length === 1 ? '' : 'es'}`}${
                       wrapped ? ' · wrapped' : ''
                     }`
                 : 'Enter: next · Shift+Enter: previous'}
