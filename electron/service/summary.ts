@@ -70,9 +70,10 @@ function otlpSummary(
 type Glance = ResultOf<'run.summary'>;
 
 /**
- * Glances computed by one runs.list: enough for a first screen of the most recently active runs,
- * bounded so that the first list of a large folder does not hold the service (the rest come as
- * their rows are shown, through runs.details, and every later list carries what is known).
+ * The runs a list carries glances for: a first screen of the most recently active ones. Bounded
+ * so that a large folder's list neither waits for hundreds of glances nor grows by a title per
+ * run (the list is read again every second while a run is live); other rows ask as they are
+ * shown (runs.details).
  */
 export const LIST_GLANCES = 40;
 
@@ -80,30 +81,29 @@ const memoKey = (engine: { location: string }, run: RunRow) =>
   `${engine.location}\u0000${run.run_id}\u0000${run.head_seq}`;
 
 /**
- * The runs list with each run's glance where it is at hand: a list read used to show ids only,
- * and a small folder's titles came one round trip later, while the page was still drawing itself
- * (first messages 1.2× the peer viewer's, bench/peer.ts). Known glances cost a map lookup; up to
- * LIST_GLANCES more are computed, most recently active first.
+ * The runs list with the glances of its LIST_GLANCES most recently active runs: a list read used
+ * to show ids only, and a small folder's titles came one round trip later, while the page was
+ * still drawing itself (first messages 1.2× the peer viewer's, bench/peer.ts). Known glances cost
+ * a map lookup (a live run's, one glance per list).
  */
 export async function withGlances<R extends RunRow>(
   ctx: Pick<ServiceContext, 'engine' | 'sqlite'>,
   runs: R[],
 ): Promise<(R & { glance?: Glance })[]> {
-  const engine = ctx.engine();
   const active = (r: RunRow) => r.last_at ?? r.created_at;
-  const missing = runs
-    .filter((r) => !memo.has(memoKey(engine, r)))
+  const top = [...runs]
     .sort((a, b) => (active(a) < active(b) ? 1 : active(a) > active(b) ? -1 : 0))
     .slice(0, LIST_GLANCES);
-  for (const r of missing) {
+  const glances = new Map<RunRow, Glance>();
+  for (const r of top) {
     try {
-      await glanceOf(ctx, r);
+      glances.set(r, await glanceOf(ctx, r));
     } catch {
       // The list never fails for a glance: that row shows without one, and runs.details says why.
     }
   }
   return runs.map((r) => {
-    const g = memo.get(memoKey(engine, r)) as Glance | undefined;
+    const g = glances.get(r);
     return g ? { ...r, glance: g } : r;
   });
 }

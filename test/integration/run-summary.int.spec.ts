@@ -112,7 +112,7 @@ describe('run.summary and folder.findings (what the runs list shows)', () => {
     expect(runs.find((r) => r.run_id === SESSION)!.glance!.title).toMatch(/^Work on bead spotter-4te/);
   });
 
-  it('a list computes at most LIST_GLANCES new glances, most recently active first; later lists add the rest', async () => {
+  it('a list carries the glances of its LIST_GLANCES most recently active runs, the others none', async () => {
     const g = freshFolder();
     const svc = new ProofloopService();
     try {
@@ -135,9 +135,19 @@ describe('run.summary and folder.findings (what the runs list shows)', () => {
       for (const r of first.filter((x) => !x.glance))
         expect(r.last_at! <= oldestGlanced, r.run_id).toBe(true);
       expect(glanced).not.toContain('r000');
+      // A run that grows is the most recently active: its glance comes with the next list.
+      await svc.invoke('events.append', {
+        run_id: 'r000',
+        kind: 'event_annotated',
+        payload: { target_seq: 1, note: 'n' },
+      });
       const second = await svc.invoke('runs.list', {});
-      expect(second.filter((r) => r.glance)).toHaveLength(n);
-      expect(second.find((r) => r.run_id === 'r000')!.glance!.title).toBe('goal 0');
+      expect(second.filter((r) => r.glance)).toHaveLength(LIST_GLANCES);
+      expect(second.find((r) => r.run_id === 'r000')!.glance).toMatchObject({ title: 'goal 0', head_seq: 2 });
+      // The others are read as their rows are shown.
+      const rest = second.filter((r) => !r.glance).map((r) => r.run_id);
+      const details = await svc.invoke('runs.details', { run_ids: rest });
+      expect(details.map((d) => d.title)).toEqual(rest.map((id) => `goal ${Number(id.slice(1))}`));
     } finally {
       svc.closeFolder();
       g.cleanup();
