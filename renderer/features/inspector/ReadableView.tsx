@@ -26,8 +26,14 @@ function PlainText({ text }: { text: string }) {
   );
 }
 
-const loadMarkdown = () => import('./MarkdownText');
-const MarkdownText = lazy(loadMarkdown);
+/** The Markdown renderer once its chunk has loaded: drawn at once then, without suspending. */
+let markdownText: ((p: { text: string }) => ReactNode) | null = null;
+const loadMarkdown = () =>
+  import('./MarkdownText').then((m) => {
+    markdownText = m.default;
+    return m;
+  });
+const LazyMarkdownText = lazy(loadMarkdown);
 
 /**
  * Loads the Markdown renderer while the page is idle: opening a run shows its payload, often
@@ -36,6 +42,19 @@ const MarkdownText = lazy(loadMarkdown);
 export function preloadMarkdown(): () => void {
   const id = requestIdleCallback(() => void loadMarkdown(), { timeout: 2000 });
   return () => cancelIdleCallback(id);
+}
+
+/** Markdown rendered: at once when its renderer is loaded, else its text with its lines until it is. */
+function MarkdownBlock({ text }: { text: string }) {
+  // React.lazy suspends on its first render even when the chunk is already there: one more commit
+  // (and the payload's layout again) on the click that opens a run.
+  const Loaded = markdownText;
+  if (Loaded) return <Loaded text={text} />;
+  return (
+    <Suspense fallback={<PlainText text={text} />}>
+      <LazyMarkdownText text={text} />
+    </Suspense>
+  );
 }
 
 type Mode = BlockKind | 'raw';
@@ -93,10 +112,7 @@ function ReadableBlock({ block }: { block: Block }) {
       </div>
       {mode === 'markdown' && (
         <div className="readable-md" data-testid="readable-markdown">
-          {/* The text with its lines until the Markdown renderer has loaded (once per page). */}
-          <Suspense fallback={<PlainText text={block.text} />}>
-            <MarkdownText text={block.text} />
-          </Suspense>
+          <MarkdownBlock text={block.text} />
         </div>
       )}
       {mode === 'text' && <PlainText text={block.text} />}
