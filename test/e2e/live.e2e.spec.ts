@@ -112,7 +112,7 @@ test('a run made while the page was not yet listening for pushes is listed once 
   await expect(app.runItem('late')).toContainText('2 ev');
 });
 
-test('a run that appends many times a second re-reads the runs list about once a second, not at every append', async ({
+test('a run that appends many times a second re-reads the runs list about once a second and its markers per batch, not at every append', async ({
   app,
   server,
   page,
@@ -125,8 +125,11 @@ test('a run that appends many times a second re-reads the runs list about once a
   // read again for each: with hundreds of runs that read kept both the page and the service busy
   // while the timeline and the state pane waited.
   let lists = 0;
+  let markerReads = 0;
   page.on('request', (r) => {
     if (r.url().endsWith('/api/runs.list')) lists += 1;
+    // The timeline's markers of the new range: asked per batch of appends, not per append.
+    if (r.url().endsWith('/api/events.read') && r.postData()?.includes('"kinds"')) markerReads += 1;
   });
   const n = 60;
   const t0 = Date.now();
@@ -145,4 +148,10 @@ test('a run that appends many times a second re-reads the runs list about once a
   expect(lists, `${lists} reads of the runs list in ${seconds.toFixed(1)} s`).toBeLessThanOrEqual(
     Math.ceil(seconds) + 2,
   );
+  // At most one every 100 ms (timelineSlice.ts, APPEND_EVERY_MS), where it was one per append.
+  expect(
+    markerReads,
+    `${markerReads} marker reads for ${n} appends in ${seconds.toFixed(1)} s`,
+  ).toBeLessThanOrEqual(Math.ceil(seconds * 10) + 2);
+  expect(markerReads).toBeLessThan(n);
 });

@@ -1,0 +1,65 @@
+import { test, expect } from './helpers/fixtures';
+import { writeJsonl } from './helpers/server';
+
+/**
+ * The runs list's rows: titles come with the list itself (runs.list carries the glances of its
+ * most recently active runs), and the counts of the rows on screen in one runs.details call. A
+ * row used to make two requests (its summary, its state at the head), three rows at a time.
+ */
+test('the runs list shows its rows’ titles and counts without a request per row', async ({
+  app,
+  folder,
+  startServer,
+  page,
+}) => {
+  const n = 12;
+  for (let r = 0; r < n; r++) {
+    const id = `run-${String(r).padStart(2, '0')}`;
+    const at = (i: number) => new Date(Date.UTC(2026, 10, 29, 8, r, i)).toISOString();
+    writeJsonl(folder, `${id}/events.jsonl`, [
+      {
+        seq: 1,
+        run_id: id,
+        kind: 'run_started',
+        at: at(0),
+        payload: { task_id: 't', goal: `goal number ${r}` },
+      },
+      ...[1, 2, 3].flatMap((c) => [
+        {
+          seq: 2 * c,
+          run_id: id,
+          kind: 'model_proposed',
+          at: at(2 * c),
+          payload: { call_id: `c${c}`, tool: 'read_file', args: { path: `f${c}` } },
+        },
+        {
+          seq: 2 * c + 1,
+          run_id: id,
+          kind: 'tool_invoked',
+          at: at(2 * c + 1),
+          payload: { call_id: `c${c}`, tool: 'read_file', args: { path: `f${c}` } },
+        },
+      ]),
+    ]);
+  }
+  await startServer();
+  const asked: Record<string, number> = { 'runs.details': 0, 'run.summary': 0, 'state.at': 0 };
+  page.on('request', (req) => {
+    const m = /\/api\/([\w.]+)$/.exec(req.url())?.[1];
+    if (m && m in asked) asked[m]! += 1;
+  });
+  await app.open();
+  const item = (r: number) => app.runItem(`run-${String(r).padStart(2, '0')}`);
+  // Every row's title, those below the fold too: they came with the list.
+  for (let r = 0; r < n; r++)
+    await expect(item(r).getByTestId('run-item-title')).toHaveText(`goal number ${r}`);
+  // The counts of the rows on screen (the newest first), then of a row scrolled to.
+  for (const r of [11, 8, 5]) await expect(item(r).getByTestId('run-item-calls')).toHaveText('3 calls');
+  await item(0).scrollIntoViewIfNeeded();
+  await expect(item(0).getByTestId('run-item-calls')).toHaveText('3 calls');
+  // The rows on screen asked together (a row that comes into view later may ask again).
+  expect(asked['runs.details'], JSON.stringify(asked)).toBeGreaterThanOrEqual(1);
+  expect(asked['runs.details'], JSON.stringify(asked)).toBeLessThanOrEqual(3);
+  expect(asked['run.summary']).toBe(0);
+  expect(asked['state.at']).toBe(0);
+});
