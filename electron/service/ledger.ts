@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ProofloopError } from '../../shared/result';
-import { digestRunIdOf, statedLinksOf, verifyEvents } from '../ledger';
+import { digestRunIdOf, statedLinksOf, verifyEvents, withRecorded } from '../ledger';
 import { ID_RANGE, idRange } from '../ledger/event-ids';
 import type { ServiceContext } from './context';
 import type { Handler as H } from './handler';
@@ -142,12 +142,8 @@ export function ledgerHandlers(ctx: ServiceContext) {
       digestRunId: digestRunIdOf(run),
       statedLinks: statedLinksOf(run),
     });
-    // Problems found when the run was imported are part of its verdict too.
-    const recorded = ledger.findings(run_id);
-    // An imported gap or broken link shows up again when the stored events are checked: say it once.
-    const known = new Set(recorded.map((f) => `${f.code}@${f.seq}`));
-    const findings = [...recorded, ...report.findings.filter((f) => !known.has(`${f.code}@${f.seq}`))];
-    return { ...report, chained: run.chained, ok: findings.length === 0, findings };
+    // Problems found when the run was imported are part of its verdict too, as on a team ledger.
+    return withRecorded(report, ledger.findings(run_id), run.chained);
   };
   const findings: H<'run.findings'> = async ({ run_id }) => {
     // A team ledger keeps the findings recorded at import (push moves them with the run).
