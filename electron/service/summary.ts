@@ -1,8 +1,9 @@
 /**
  * What the runs list shows of a run beyond its row in `runs`: the project (cwd), the model, the
- * first prompt as a title, and tokens as the format counts them. Read from a few events and one
- * aggregate, for the rows on screen only (the list asks lazily), never from all of a run's events
- * into memory.
+ * first prompt as a title, and tokens as the format counts them (a run's glance). Read from a few
+ * events and one aggregate, never from all of a run's events into memory: for the list's most
+ * recently active runs with the list itself, for the other rows when they are shown (runs.details,
+ * with the counts of the state at the head).
  */
 import { interpret } from '../../shared/formats';
 import { usageTokens } from '../../shared/formats/claude-code';
@@ -16,6 +17,7 @@ import type { ResultOf } from '../../shared/api/contract';
 import type { Handler as H } from './handler';
 import { requireRunOf } from './ledger';
 import type { RunRow } from '../ledger/types';
+import type { RunState } from '../../shared/state';
 import { stateAt } from '../state';
 import { engineStateAt } from '../state/engine-state';
 import { isObj, nonEmpty as str, type Obj } from '../../shared/json-read.js';
@@ -123,10 +125,18 @@ export function summaryHandlers(ctx: ServiceContext) {
     for (const id of new Set(run_ids)) {
       const run = await engine.run(id);
       if (!run) continue;
-      const g = await glanceOf(ctx, run);
-      const state = ledger
-        ? stateAt(ledger, id, run.head_seq, { recent: true }).state
-        : (await engineStateAt(engine, id, run.head_seq)).state;
+      let g: Glance;
+      let state: RunState;
+      try {
+        g = await glanceOf(ctx, run);
+        state = ledger
+          ? stateAt(ledger, id, run.head_seq, { recent: true }).state
+          : (await engineStateAt(engine, id, run.head_seq)).state;
+      } catch {
+        // One row's failure is not the batch's: that row shows without details, and opening the
+        // run shows why (its state pane asks state.at itself).
+        continue;
+      }
       const used = state.budget.used.tokens;
       out.push({
         ...g,
@@ -140,6 +150,7 @@ export function summaryHandlers(ctx: ServiceContext) {
   return { 'run.summary': summary, 'runs.details': details };
 }
 
+/** A run's glance (`run.summary`), memoised by run and head: events never change below the head. */
 export async function glanceOf(ctx: Pick<ServiceContext, 'engine' | 'sqlite'>, run: RunRow): Promise<Glance> {
   // Reads through the engine; the token sums are SQL over a runs folder's ledger (none on a team ledger).
   const engine = ctx.engine();

@@ -181,7 +181,7 @@ export const ledgerMethods = {
   'runs.details': method(
     z.object({ run_ids: z.array(RunId).check(z.minLength(1), z.maxLength(RUNS_DETAILS_MAX)) }),
     z.array(RunDetailsSchema),
-    'What the runs list shows of several runs at once (the rows on screen): run.summary with the calls and errors of the state at its head. Runs that no longer exist are left out.',
+    'What the runs list shows of several runs at once (the rows on screen): run.summary with the calls and errors of the state at its head. Runs that no longer exist, or whose state cannot be read, are left out.',
   ),
   'run.spans': method(
     ByRun,
