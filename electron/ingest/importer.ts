@@ -3,7 +3,6 @@ import type { SealSchema } from '../../shared/api/bundle';
 import { createHash, type Hash } from 'node:crypto';
 import { firstLine, hashRange, headOfLine, readAt } from './read-at';
 import { statSync } from 'node:fs';
-import path from 'node:path';
 import type { Ledger } from '../ledger';
 import { prepared } from '../ledger/statements';
 import type { Finding } from '../ledger/types';
@@ -524,12 +523,6 @@ function addFindings(ledger: Ledger, state: FileState, findings: readonly Pendin
     list.push(f);
   }
   for (const [id, list] of byRun) ledger.addFindings(id, list);
-}
-
-export function keyOf(folder: string, abs: string): string {
-  const rel = path.relative(folder, abs);
-  if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) return rel.split(path.sep).join('/');
-  return abs;
 }
 
 export type { Format };

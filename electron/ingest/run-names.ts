@@ -1,7 +1,9 @@
 /**
- * The run ids an import gives: a file's run when its lines name none (by its folder or its own
- * name), a seed-000 file's by its folder, and a source's id made safe to store.
+ * The names an import gives: a file's key in the folder, a file's run when its lines name none (by
+ * its folder or its own name), a seed-000 file's by its folder, and a source's id made safe to
+ * store.
  */
+import path from 'node:path';
 
 const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
@@ -32,4 +34,14 @@ export function sanitizeRunId(src: string): string {
   let id = src.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, 180);
   if (!/^[A-Za-z0-9]/.test(id)) id = `r${id}`;
   return id;
+}
+
+/**
+ * A file's key: its path under the runs folder with `/` separators (what the import records it by,
+ * and what run names are made from), or its absolute path when it lies outside the folder.
+ */
+export function keyOf(folder: string, abs: string): string {
+  const rel = path.relative(folder, abs);
+  if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) return rel.split(path.sep).join('/');
+  return abs;
 }

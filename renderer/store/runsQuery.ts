@@ -19,6 +19,22 @@ export interface RunDetails {
   errors: number | null;
 }
 
+/** A row's details from a glance (runs.list, runs.details) and the counts of its state, when read. */
+export function runDetailsOf(
+  g: Pick<RunDetails, 'head_seq' | 'project' | 'model' | 'title' | 'tokens'>,
+  counts: { calls: number; errors: number } | null,
+): RunDetails {
+  return {
+    head_seq: g.head_seq,
+    project: g.project,
+    model: g.model,
+    title: g.title,
+    tokens: g.tokens,
+    calls: counts?.calls ?? null,
+    errors: counts?.errors ?? null,
+  };
+}
+
 export interface RunsQuery {
   /** Only runs of this format ('' for all). */
   format?: string;

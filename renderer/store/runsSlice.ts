@@ -4,7 +4,7 @@ import type { Finding, FolderInfo, RunSummary } from '../api/types';
 import type { AppState } from './index';
 import { dict } from '../../shared/dict';
 import { shareEqual } from './shareEqual';
-import type { RunDetails, RunsOutcome, RunsSort } from './runsQuery';
+import { runDetailsOf, type RunDetails, type RunsOutcome, type RunsSort } from './runsQuery';
 
 export interface RunsSlice {
   folder: FolderInfo | null;
@@ -125,15 +125,7 @@ function withGlances(
     const d = details[r.run_id];
     if (!g || (d && d.head_seq >= g.head_seq)) continue;
     out ??= dict(details);
-    out[r.run_id] = {
-      head_seq: g.head_seq,
-      project: g.project,
-      model: g.model,
-      title: g.title,
-      tokens: g.tokens,
-      calls: null,
-      errors: null,
-    };
+    out[r.run_id] = runDetailsOf(g, null);
   }
   return out ?? (details as Record<string, RunDetails>);
 }

@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react';
 import { call } from '../../api/api';
 import type { RunSummary } from '../../api/types';
 import { useApp } from '../../store';
-import type { RunDetails } from '../../store/runsSlice';
+import { runDetailsOf, type RunDetails } from '../../store/runsQuery';
 import { RUNS_DETAILS_MAX } from '../../../shared/api/limits';
 import { dict } from '../../../shared/dict';
 
@@ -31,17 +31,7 @@ async function flush(): Promise<void> {
       return;
     }
     const got = dict<RunDetails>();
-    for (const d of r.value) {
-      got[d.run_id] = {
-        head_seq: d.head_seq,
-        project: d.project,
-        model: d.model,
-        title: d.title,
-        tokens: d.tokens,
-        calls: d.calls,
-        errors: d.errors,
-      };
-    }
+    for (const d of r.value) got[d.run_id] = runDetailsOf(d, d);
     useApp.getState().setRunsDetails(got);
   } finally {
     inFlight = false;
