@@ -3,6 +3,7 @@
 // Ends with one summary line of the tests run: "tests: N passed, N failed, N skipped".
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { build, ensureChromium, ensureDeps, ensurePostgres, root, run } from './setup.mjs';
 
 ensureDeps();
@@ -69,6 +70,13 @@ for (const [name, cmd, args] of gates) {
 let passed = 0;
 let failedTests = 0;
 let skipped = 0;
+// A CI log is often kept only by its tail, so the failures are named again here, each with the
+// first line of its error: a failure early in a 20-minute run must not need the whole log.
+const failures = [];
+const firstLine = (m) =>
+  stripVTControlCharacters(String(m ?? ''))
+    .split('\n')
+    .find((l) => l.trim()) ?? '';
 for (const f of ['unit', 'integration']) {
   const file = path.join(out, `${f}.json`);
   if (!existsSync(file)) continue;
@@ -76,14 +84,39 @@ for (const f of ['unit', 'integration']) {
   passed += r.numPassedTests ?? 0;
   failedTests += r.numFailedTests ?? 0;
   skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+  for (const t of r.testResults ?? []) {
+    const rel = path.relative(root, t.name);
+    for (const a of t.assertionResults ?? []) {
+      if (a.status === 'failed') {
+        failures.push(`${f}: ${rel} › ${a.fullName}\n    ${firstLine(a.failureMessages?.[0])}`);
+      }
+    }
+    // A file that failed to load has no assertion results, only its message.
+    if (t.status === 'failed' && !(t.assertionResults ?? []).some((a) => a.status === 'failed')) {
+      failures.push(`${f}: ${rel}\n    ${firstLine(t.message)}`);
+    }
+  }
 }
 const e2e = path.join(out, 'e2e.json');
 if (existsSync(e2e)) {
-  const s = JSON.parse(readFileSync(e2e, 'utf8')).stats ?? {};
+  const report = JSON.parse(readFileSync(e2e, 'utf8'));
+  const s = report.stats ?? {};
   passed += (s.expected ?? 0) + (s.flaky ?? 0);
   failedTests += s.unexpected ?? 0;
   skipped += s.skipped ?? 0;
+  const walk = (suite, where) => {
+    for (const spec of suite.specs ?? []) {
+      for (const t of spec.tests ?? []) {
+        if (t.status !== 'unexpected') continue;
+        const err = t.results?.at(-1)?.error?.message;
+        failures.push(`e2e: ${where} › ${spec.title}\n    ${firstLine(err)}`);
+      }
+    }
+    for (const child of suite.suites ?? []) walk(child, child.file ?? where);
+  };
+  for (const suite of report.suites ?? []) walk(suite, suite.file);
 }
+if (failures.length) console.log(`\nfailed tests:\n${failures.map((f) => `  ${f}`).join('\n')}`);
 console.log(failed.length ? `\nfailed gates: ${failed.join(', ')}` : '\nall gates passed');
 console.log(`tests: ${passed} passed, ${failedTests} failed, ${skipped} skipped`);
 process.exit(failed.length ? 1 : 0);

@@ -144,7 +144,10 @@ const without = (o: Obj, keys: readonly string[]): Obj => {
  * - model_responded with `request.canonical`: the request is its canonical digest (not its stored
  *   manifest's digest, bytes or parts); with `answer.canonical` the answer is that and its status
  *   (not its bytes' digest), and `content` and `calls` (the answer's text excerpt and call ids, which
- *   the canonical digest covers) are left out;
+ *   the canonical digest covers) are left out. `usage` and `tokens` are left out too: they count
+ *   the raw bytes, which hold what the canonical forms replace. A subagent's hand-back says how long
+ *   it took (`duration_ms: 854`), so a subagent that took 1,012 ms in the other run made every later
+ *   request a byte longer and its input tokens one more, with the same canonical request;
  * - tool_returned with `result_digest`: `digest`, `bytes`, `artifact` and `excerpt` left out;
  * - agent_exited: the agent's own output (`stdout` digest, `stderr_excerpt`: session ids, costs,
  *   timings) left out; its exit code and signal kept;
@@ -172,7 +175,12 @@ function agentView(kind: string, payload: Obj): Obj {
       if (typeof req?.canonical !== 'string') return p;
       const ans = obj(p.answer);
       const byCanonical = typeof ans?.canonical === 'string';
-      const out = without(p, byCanonical ? ['request', 'answer', 'content', 'calls'] : ['request']);
+      const out = without(
+        p,
+        byCanonical
+          ? ['request', 'answer', 'content', 'calls', 'usage', 'tokens']
+          : ['request', 'usage', 'tokens'],
+      );
       out.request = { canonical: req.canonical };
       if (ans) out.answer = byCanonical ? { canonical: ans.canonical, status: ans.status } : ans;
       return out;

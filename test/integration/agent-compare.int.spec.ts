@@ -60,7 +60,15 @@ describe(
         runs_like_first: 1,
       });
       expect(r.json.part_from_first).toEqual([
-        { run_id: r.json.runs[1].run_id, seq: null, right_seq: null, kind: null, cause: null, reason: null },
+        {
+          run_id: r.json.runs[1].run_id,
+          seq: null,
+          right_seq: null,
+          kind: null,
+          cause: null,
+          reason: null,
+          changes: [],
+        },
       ]);
       // Each run's own paths and ids are in its events; they are what the comparison sets aside.
       const d = await cli('diff', first, r.json.runs[1].run_id);

@@ -109,6 +109,9 @@ describe('the run diff compares real agents by their normalised digests', () => 
           parts: 'p1',
         },
         answer: { digest: raw('ans'), bytes: 300, status: 200, canonical: 'a1' },
+        // Counted over the raw bytes, which hold the run's own paths and a subagent's duration_ms.
+        usage: { input_tokens: Math.ceil((1000 + runId.length) / 4), output_tokens: 20 + runId.length },
+        tokens: 20 + runId.length,
       }),
       ev(runId, 3, 'action_allowed', {
         call_id: `toolu_${runId}`,

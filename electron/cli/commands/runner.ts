@@ -93,6 +93,10 @@ async function startAndWait(
  * `--repeat N`: the same start N times, one after the other; prints each ending, the pass rate, and
  * where the runs part (the first divergence of each run from the first, with its cause).
  */
+/** How many of the first diverging pair's differences `--repeat` names. */
+const PART_CHANGES = 8;
+const side = (v: unknown): string => (v === undefined ? '(none)' : oneLine(v, 60));
+
 async function repeatRuns(
   ctx: CliContext,
   start: (svc: ProofloopService) => Promise<{ run_id: string }>,
@@ -116,6 +120,8 @@ async function repeatRuns(
     kind: string | null;
     cause: string | null;
     reason: string | null;
+    /** What differs in the first diverging pair (normalised payload paths), so a parting can be read. */
+    changes: { path: string; old?: unknown; new?: unknown }[];
   }[] = [];
   for (const e of ends.slice(1)) {
     const d = await svc.invoke('runs.diff', { left: first, right: e.run_id });
@@ -127,6 +133,11 @@ async function repeatRuns(
       kind: fd ? (fd.left_kind ?? fd.right_kind ?? null) : null,
       cause: fd ? (d.cause?.cause ?? null) : null,
       reason: fd ? (d.cause?.reason ?? null) : null,
+      changes: fd
+        ? (d.rows
+            .find((r) => r.type === fd.type && r.left_seq === fd.left_seq && r.right_seq === fd.right_seq)
+            ?.changes?.slice(0, PART_CHANGES) ?? [])
+        : [],
     });
   }
   const passed = ends.filter((e) => e.passed).length;
@@ -152,7 +163,8 @@ async function repeatRuns(
         p.kind === null
           ? `  ${p.run_id} runs like ${first}`
           : `  ${p.run_id} parts from ${first} at seq ${p.seq ?? '(end)'}${p.kind ? ` (${p.kind})` : ''}` +
-            (p.cause ? `: ${p.cause}: ${p.reason}` : ''),
+            (p.cause ? `: ${p.cause}: ${p.reason}` : '') +
+            p.changes.map((c) => `\n    ${c.path}: ${side(c.old)} → ${side(c.new)}`).join(''),
       ),
     ]
       .filter(Boolean)

@@ -9,6 +9,7 @@ import { Rng } from '../sim-agent';
 import type { SimHints } from '../catalog';
 import type { Variant } from '../protocol';
 import { sha256Hex } from '../../crypto';
+import { canonicalJson } from '../../../shared/protocol';
 import type {
   AnswerSource,
   ModelAnswer,
@@ -135,9 +136,14 @@ export function simSource(o: SimSourceOptions): AnswerSource {
         answer: {
           ...a,
           model,
+          // Counted over what is the same in every run of the task: the canonical request, the
+          // answer with its workspace as a placeholder. Claude Code tells the model the context left
+          // from these counts, so raw bytes (a subagent's `duration_ms: 1012` one longer than `854`
+          // in another run) would make two alike runs ask differently from then on.
           usage: {
-            input_tokens: Math.ceil(req.rawBody.length / 4),
-            output_tokens: 20 + Math.ceil(JSON.stringify(a).length / 4),
+            input_tokens: Math.ceil((canonicalJson(req.canonical)?.length ?? 0) / 4),
+            output_tokens:
+              20 + Math.ceil(JSON.stringify(a).split(o.workspace).join('<workspace>').length / 4),
           },
         },
       });
