@@ -149,13 +149,16 @@ describe('conversation view model', () => {
     // The run grew: the cache reads the page that held the old head again (its grow()).
     head = events.length;
     await read(0);
-    await new Promise((resolve) => setTimeout(resolve, 150));
     // That read, and the model's fresh read of the page it made stale: then quiet. Before, each of
-    // the model's own reads told it the page had changed: 76 reads in these 150 ms.
+    // the model's own reads told it the page had changed: 76 reads in 150 ms, never quiet. Quiet is
+    // 100 ms without a read (3 s at most): fixed waits of 150 and 50 ms raced a loaded machine's timers.
+    let seen = -1;
+    for (const end = Date.now() + 3000; seen !== reads && Date.now() < end;) {
+      seen = reads;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     expect(reads).toBeLessThanOrEqual(3);
-    const settled = reads;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(reads).toBe(settled);
+    expect(reads).toBe(seen);
     m.dispose();
   });
 
