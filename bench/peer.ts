@@ -97,7 +97,7 @@ function firstTexts(file: string): { prompt: string; text: string } {
   return { prompt, text };
 }
 
-function smallFolder(root: string): Folder {
+export function smallFolder(root: string): Folder {
   const dir = path.join(root, 'small', '.claude');
   const r = mulberry32(29);
   const entries = [];

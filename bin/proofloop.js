@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 // The `proofloop` command: the built CLI (npm ci builds it; `npm run build` rebuilds it).
 import { existsSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+
+// Before the bundle loads: `serve` keeps V8's young generation at its first size
+// (electron/young-generation.ts says why). A word `serve` that is no command (a folder so named)
+// only starts it small: the CLI lets it grow for every command but serve.
+if (process.argv.slice(2).includes('serve')) setFlagsFromString('--semi-space-growth-factor=1');
 
 const built = new URL('../dist/cli.js', import.meta.url);
 if (!existsSync(built)) {

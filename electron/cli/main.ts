@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ProofloopError } from '../../shared/result';
+import { letYoungGenerationGrow } from '../young-generation';
 import { closeTeamLedgers, createCliContext, EXIT } from './context';
 import { registerBundleCommands } from './commands/bundle';
 import { registerLedgerCommands } from './commands/ledger';
@@ -70,6 +71,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     throw e;
   });
   const program = buildProgram();
+  // Only serve, which holds a page's calls for hours, keeps the young generation bin/proofloop.js
+  // started small; every other command is one job that may allocate a lot.
+  program.hook('preAction', (_program, command) => {
+    if (command.name() !== 'serve') letYoungGenerationGrow();
+  });
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
