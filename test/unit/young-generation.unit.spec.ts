@@ -45,7 +45,7 @@ it('the young generation stays at its first size while kept small, and grows onc
       cwd: path.resolve(__dirname, '../..'),
     });
     expect(r.status, r.stderr).toBe(0);
-    const { first, small, grown } = JSON.parse(r.stdout) as Record<string, number>;
+    const { first, small, grown } = JSON.parse(r.stdout) as { first: number; small: number; grown: number };
     // Both semi-spaces at their first size: 2 × 1 MiB.
     expect(small).toBeLessThanOrEqual(2 * first);
     expect(grown).toBeGreaterThanOrEqual(8 * first);
