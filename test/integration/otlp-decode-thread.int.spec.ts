@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { Ledger } from '../../electron/ledger';
 import { startOtlpReceiver } from '../../electron/otlp';
 import { freshFolder } from './helpers/tmp';
@@ -231,5 +232,25 @@ describe('parts as RunKeys prepares them (in the decode thread or, without it, i
       ]),
     ).toEqual(all);
     expect(stored([[0], [1], [2], [3]])).toEqual(all);
+  });
+});
+
+describe('the decode thread of a receiver that gets no span', () => {
+  /** This process's OS threads (Linux's /proc, as the CI machine has it): a worker thread adds some. */
+  const threads = () => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]);
+
+  it('is started by the first body, not with the receiver', async () => {
+    const before = threads();
+    const thread = DecodeThread.start();
+    try {
+      // A moment for a thread that was started to show in /proc.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(threads()).toBe(before);
+      const prepared = await thread.prepare('traces', body, 'protobuf');
+      expect(prepared.signal).toBe('traces');
+      expect(threads()).toBeGreaterThan(before);
+    } finally {
+      thread.close();
+    }
   });
 });
