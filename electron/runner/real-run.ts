@@ -16,9 +16,8 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createTwoFilesPatch } from 'diff';
 import { canonicalJson } from '../../shared/protocol';
 import { redactCredentials } from '../../shared/redact';
 import { sha256Hex } from '../crypto';
@@ -29,6 +28,7 @@ import { fileRun, keyOf } from '../ingest/run-names';
 import { HOOK_CLIENT_FILE, HOOK_CLIENT_SOURCE } from './agents/hook-client';
 import type { HookCall, RealAgent } from './agents/types';
 import { boundedExcerpt, redactText, storeArtifact } from './artifacts';
+import { fileChanged, textOf } from './file-changed';
 import type { LoadedTask } from './catalog';
 import { nodeBinary } from './children';
 import type { GatewayExchange, GatewayHost } from './gateway/server';
@@ -80,7 +80,6 @@ export interface RealRunEnd {
   passed: boolean;
 }
 
-const PATCH_BYTES = 4096;
 type Item = { kind: string; payload: Record<string, unknown> };
 
 /** Text with the run's own paths replaced, for comparing tool results across runs. */
@@ -731,13 +730,7 @@ export class RealRun implements GatewayHost {
         command: p.tool === 'run_command' ? String(p.args.command ?? '') || null : null,
       });
     if (d.allowed && p.writes) {
-      let before: string | null = null;
-      try {
-        before = readFileSync(path.join(this.workspace, p.writes), 'utf8');
-      } catch {
-        before = null;
-      }
-      this.pendingWrites.set(call.call_id, { path: p.writes, before });
+      this.pendingWrites.set(call.call_id, { path: p.writes, before: textOf(this.workspace, p.writes) });
     }
     return this.agent.hook.answer(call, d);
   }
@@ -787,27 +780,8 @@ export class RealRun implements GatewayHost {
     const w = this.pendingWrites.get(call.call_id);
     if (w) {
       this.pendingWrites.delete(call.call_id);
-      let after: string | null = null;
-      try {
-        after = readFileSync(path.join(this.workspace, w.path), 'utf8');
-      } catch {
-        after = null;
-      }
-      if (after !== w.before) {
-        const patch = redactText(
-          createTwoFilesPatch(`a/${w.path}`, `b/${w.path}`, w.before ?? '', after ?? ''),
-        ).text;
-        items.push({
-          kind: 'file_changed',
-          payload: {
-            call_id: call.call_id,
-            path: w.path,
-            before: w.before === null ? null : sha256Hex(w.before),
-            after: after === null ? null : sha256Hex(after),
-            patch: boundedExcerpt(patch, PATCH_BYTES),
-          },
-        });
-      }
+      const changed = fileChanged(call.call_id, w.path, w.before, textOf(this.workspace, w.path));
+      if (changed) items.push(changed);
     }
     const rec = this.recorded?.results.get(call.call_id);
     if (rec && rec.digest !== norm) {

@@ -1,9 +1,8 @@
-import { createTwoFilesPatch } from 'diff';
 import { sha256Hex } from '../crypto';
 import type { NewEvent } from '../../shared/protocol';
 import type { StoredEvent } from '../ledger';
 import type { AgentDriver, AgentReply } from './agents/sim';
-import { boundedExcerpt, redactText, storeArtifact } from './artifacts';
+import { boundedExcerpt, storeArtifact } from './artifacts';
 import type { LoadedTask } from './catalog';
 import type { RunResult } from './host';
 import { runJudge } from './judge';
@@ -12,10 +11,10 @@ import { PolicyEngine, type Decision } from './policy';
 import type { Action, Observation } from './protocol';
 import { deniedText, timeoutText, type Reconstructed } from './reconstruct';
 import { confine, executeTool } from './tools';
+import { fileChanged } from './file-changed';
 
 /** A failed judge verdict is shown to the model this many times before the run ends as failed. */
 const MAX_JUDGE_RUNS = 3;
-const PATCH_BYTES = 4096;
 
 /**
  * The run's one writer as the host uses it, on either engine: a runs folder's RunWriter (whose
@@ -182,21 +181,8 @@ export class Session {
         },
       },
     ];
-    if (change && change.before !== change.after) {
-      const patch = redactText(
-        createTwoFilesPatch(`a/${change.path}`, `b/${change.path}`, change.beforeText, change.afterText),
-      ).text;
-      items.push({
-        kind: 'file_changed',
-        payload: {
-          call_id,
-          path: change.path,
-          before: change.before,
-          after: change.after,
-          patch: boundedExcerpt(patch, PATCH_BYTES),
-        },
-      });
-    }
+    const changed = change && fileChanged(call_id, change.path, change.before, change.after);
+    if (changed) items.push(changed);
     await this.writer.appendBatch(items);
     return { kind: 'tool', call_id, tool, status, output: art.text };
   }

@@ -15,17 +15,15 @@ import path from 'node:path';
 import { applyPatch } from 'diff';
 import { resolveInside } from '../fs/paths';
 import { ProofloopError } from '../../shared/result';
-import { sha256Hex } from '../crypto';
 import type { Decision, PolicyEngine, ToolArgs } from './policy';
 import { normalizeCommand, workspaceRelative } from './policy';
 import { runCommandLine } from './exec';
 
+/** A file a tool wrote: its text before (null: it did not exist) and after. */
 export interface FileChange {
   path: string;
   before: string | null;
   after: string;
-  beforeText: string;
-  afterText: string;
 }
 
 export interface ToolResult {
@@ -88,8 +86,6 @@ function readText(abs: string, maxBytes: number): string {
   return data.length > maxBytes ? `${text}\n…[${data.length - maxBytes} more bytes not read]` : text;
 }
 
-const digestOf = (text: string | null): string | null => (text === null ? null : sha256Hex(text));
-
 function writeChecked(workspace: string, rel: string, abs: string, afterText: string): FileChange {
   const beforeText = existsSync(abs) ? readFileSync(abs, 'utf8') : null;
   mkdirSync(path.dirname(abs), { recursive: true });
@@ -106,13 +102,7 @@ function writeChecked(workspace: string, rel: string, abs: string, afterText: st
     closeSync(fd);
   }
   renameSync(tmp, again);
-  return {
-    path: rel,
-    before: digestOf(beforeText),
-    after: digestOf(afterText)!,
-    beforeText: beforeText ?? '',
-    afterText,
-  };
+  return { path: rel, before: beforeText, after: afterText };
 }
 
 /** Executes one allowed call inside the workspace. Errors of the tool are results, not throws. */
