@@ -2,12 +2,13 @@ import type * as z from '../../shared/zod';
 import type { SealSchema } from '../../shared/api/bundle';
 import { createHash, type Hash } from 'node:crypto';
 import { firstLine, hashRange, headOfLine, readAt } from './read-at';
+import { completeLine, tailSeq } from './last-line';
 import { statSync } from 'node:fs';
 import type { Ledger } from '../ledger';
 import { prepared } from '../ledger/statements';
 import type { Finding } from '../ledger/types';
 import { sha256Bytes } from '../crypto';
-import { detectText, parseLine, type Format } from './parse';
+import { detectText, type Format } from './parse';
 import { DEFAULT_MAX_LINE } from './lines';
 import {
   Sequencer,
@@ -19,7 +20,6 @@ import {
 } from './sequencer';
 import { parsedBlocks, type ParsedBlock } from './source';
 import { checkSeal } from './seal-check';
-import type { LineResult } from './block';
 import { importArtifactsHome, outlineResults, storeRedacted, type StoreArtifact } from './outline';
 import { detectStreamed, formatNamed } from './formats/registry';
 import { streamedBlocks } from './streamed';
@@ -111,13 +111,6 @@ function headSha(file: string, len: number): string | null {
   if (len <= 0) return null;
   const buf = readAt(file, 0, len);
   return buf.length < len ? null : sha256Bytes(buf);
-}
-
-/** The seq a cut last line names near its start, if any (the line itself does not parse). */
-export function tailSeq(buf: Buffer | null): number | null {
-  if (!buf) return null;
-  const m = /"seq"\s*:\s*(\d{1,15})/.exec(buf.subarray(0, 4096).toString('utf8'));
-  return m ? Number(m[1]) : null;
 }
 
 export async function importFile(ledger: Ledger, abs: string, opts: ImportOptions): Promise<ImportResult> {
@@ -436,21 +429,6 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       state.tail = { offset: b.start, line };
     }
   }
-}
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** A last line without its newline, when it is whole: it parses and every event it makes is valid. */
-export function completeLine(buf: Buffer, fmt: Format | null): LineResult | null {
-  let text: string;
-  try {
-    text = strictUtf8.decode(buf);
-  } catch {
-    return null;
-  }
-  const r = parseLine(text, fmt);
-  const list = r.t === 'multi' ? r.list : [r];
-  return list.every((p) => p.t === 'ev' && p.invalid === null) ? r : null;
 }
 
 /**

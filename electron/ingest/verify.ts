@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import type { VerifyReport } from '../ledger/verify';
 import type { Finding } from '../ledger/types';
 import { DEFAULT_MAX_LINE } from './lines';
-import { completeLine, tailSeq } from './importer';
+import { completeLine, tailSeq } from './last-line';
 import { fileRun, folderRun } from './run-names';
 import { firstLine, headOfLine } from './read-at';
 import { Sequencer, emptyState } from './sequencer';
