@@ -95,7 +95,7 @@ export class DecodeThread {
 
   /** The body's parts; throws DecodeError for a body that is not an OTLP request. */
   prepare(signal: Signal, body: Buffer, encoding: Encoding): Promise<Prepared> {
-    const worker = this.failed ? null : this.started();
+    const worker = this.started();
     if (this.failed || !worker) {
       try {
         return Promise.resolve(prepareRequest(this.here, signal, body, encoding));

@@ -89,14 +89,14 @@ async function startAndWait(
   }
 }
 
-/**
- * `--repeat N`: the same start N times, one after the other; prints each ending, the pass rate, and
- * where the runs part (the first divergence of each run from the first, with its cause).
- */
 /** How many of the first diverging pair's differences `--repeat` names. */
 const PART_CHANGES = 8;
 const side = (v: unknown): string => (v === undefined ? '(none)' : oneLine(v, 60));
 
+/**
+ * `--repeat N`: the same start N times, one after the other; prints each ending, the pass rate, and
+ * where the runs part (the first divergence of each run from the first, with its cause).
+ */
 async function repeatRuns(
   ctx: CliContext,
   start: (svc: ProofloopService) => Promise<{ run_id: string }>,
