@@ -113,6 +113,12 @@ describe('group commit: requests that arrive together share one commit', () => {
 
   it('answers each after the commit, keeps each request contiguous and the chain whole', async () => {
     await postTogether(rx.port, [requestOf(99, 1, 'grouped')]); // the run and its writer exist
+    // The decode thread starts with the first body (decode-thread.ts): a burst of another run's
+    // first, so that the measured eight meet a thread that has decoded before, as a receiver in use has.
+    await postTogether(
+      rx.port,
+      Array.from({ length: 8 }, (_, r) => requestOf(100 + r, 20, 'warm-up')),
+    );
     const before = { ...rx.stats };
     const answers = await postTogether(
       rx.port,
