@@ -3,10 +3,13 @@
 import { existsSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 
-// Before the bundle loads: `serve` keeps V8's young generation at its first size
-// (electron/young-generation.ts says why). A word `serve` that is no command (a folder so named)
-// only starts it small: the CLI lets it grow for every command but serve.
-if (process.argv.slice(2).includes('serve')) setFlagsFromString('--semi-space-growth-factor=1');
+// Before the bundle loads: `serve` starts lean, its young generation at its first size and no
+// optimizing compiler (electron/lean.ts says why). A word `serve` that is no command (a folder so
+// named) only starts it lean: the CLI leaves lean mode for every command but serve.
+if (process.argv.slice(2).includes('serve')) {
+  setFlagsFromString('--semi-space-growth-factor=1');
+  setFlagsFromString('--no-turbofan');
+}
 
 const built = new URL('../dist/cli.js', import.meta.url);
 if (!existsSync(built)) {

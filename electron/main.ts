@@ -25,7 +25,7 @@ import { APP_ORIGIN, APP_SCHEME, serveAppRequest } from './shell/app-protocol';
 import { SettingsStore } from './shell/settings';
 import { openDefaultFolder } from './shell/first-run';
 import { appRoot } from './paths';
-import { keepYoungGenerationSmall } from './young-generation';
+import { goLean } from './lean';
 
 // The UI is served from app://proofloop/, not file://: a file: page would be same-origin with
 // every file on the disk, and the fuse GrantFileProtocolExtraPrivileges is off (electron-builder.yml).
@@ -213,8 +213,8 @@ function createWindow(): void {
 }
 
 async function main(): Promise<void> {
-  // The app serves one page for hours; its large jobs run in worker threads (young-generation.ts).
-  keepYoungGenerationSmall();
+  // The app serves one page for hours; its large jobs run in worker threads (lean.ts).
+  goLean();
   await app.whenReady();
   session.defaultSession.webRequest.onHeadersReceived((details, cb) => {
     cb({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CSP] } });

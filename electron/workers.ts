@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
-import { letYoungGenerationGrow } from './young-generation';
+import { leaveLean } from './lean';
 
 /**
  * Starts a worker thread on one of this project's worker modules. From TypeScript sources (tsx,
@@ -17,8 +17,8 @@ export function startWorker(
   built: string,
   options: Omit<WorkerOptions, 'eval'> = {},
 ): Worker | null {
-  // A worker is how a large job runs here: its young generation, and this thread's, may grow.
-  letYoungGenerationGrow();
+  // A worker is how a large job runs here: the process leaves lean mode (lean.ts).
+  leaveLean();
   if (callerUrl.endsWith('.ts')) {
     const url = new URL(source, callerUrl).href;
     const code = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}); })`;

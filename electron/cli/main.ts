@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ProofloopError } from '../../shared/result';
-import { letYoungGenerationGrow } from '../young-generation';
+import { leaveLean } from '../lean';
 import { closeTeamLedgers, createCliContext, EXIT } from './context';
 import { registerBundleCommands } from './commands/bundle';
 import { registerLedgerCommands } from './commands/ledger';
@@ -71,10 +71,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     throw e;
   });
   const program = buildProgram();
-  // Only serve, which holds a page's calls for hours, keeps the young generation bin/proofloop.js
-  // started small; every other command is one job that may allocate a lot.
+  // Only serve, which holds a page's calls for hours, stays in the lean mode bin/proofloop.js
+  // started it in (lean.ts); every other command is one job that may allocate and compute a lot.
   program.hook('preAction', (_program, command) => {
-    if (command.name() !== 'serve') letYoungGenerationGrow();
+    if (command.name() !== 'serve') leaveLean();
   });
   try {
     await program.parseAsync([...argv], { from: 'user' });

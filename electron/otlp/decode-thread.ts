@@ -75,7 +75,7 @@ export class DecodeThread {
    * receive OTLP by default, and most of them never get a span. Started with them, the thread's
    * own heap and its protobuf code held ~17 MB of `serve`'s RSS on a folder of 5 small sessions
    * (82.5-83.5 MB against 65.9-66.5 with --no-otlp, /proc/<pid>/smaps), and its start let the
-   * young generation grow (young-generation.ts). Keys and mapping state start from nothing in it,
+   * process leave lean mode (lean.ts). Keys and mapping state start from nothing in it,
    * as after a reset: what was told before it started (a reset, a released key) is already so.
    */
   static start(): DecodeThread {

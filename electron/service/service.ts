@@ -27,6 +27,7 @@ import { runnerHandlers } from './runner';
 import { stateHandlers } from './state';
 import { watchFolder } from './watch';
 import { Activity, attachSnapshotter, buildSnapshotsInBackground, type BackgroundProgress } from '../state';
+import { noteWork } from '../lean';
 
 const NOTHING = { files: 0, events: 0, findings: 0 };
 
@@ -472,6 +473,8 @@ export class ProofloopService {
     } catch (e) {
       if (e instanceof ProofloopError) return err(e.code, e.message);
       return err('internal', `${method}: ${(e as Error).message}`);
+    } finally {
+      noteWork();
     }
   }
 

@@ -5,7 +5,7 @@ import { InvalidArgumentError } from 'commander';
 import type { CliContext } from '../context';
 import { startWebServer } from '../../transports/http';
 import { rendererDir } from '../../paths';
-import { keepYoungGenerationSmall } from '../../young-generation';
+import { goLean } from '../../lean';
 
 interface OtlpFlags {
   otlp: boolean;
@@ -47,7 +47,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       'require this bearer token from OTLP senders (no value: a random one, printed)',
     )
     .action(async (folders: string[], o: { port?: number; firstRun?: boolean } & OtlpFlags) => {
-      keepYoungGenerationSmall();
+      goLean();
       const folder = folders[0];
       if (folder) program.setOptionValue('folder', path.resolve(folder));
       // Listening first, importing after: the page shows the runs, and a big session's first rows,
