@@ -8,10 +8,13 @@ export interface ApiClient {
   call<M extends MethodName>(method: M, args: ArgsOf<M>): Promise<Result<ResultOf<M>>>;
   subscribe<P extends PushName>(channel: P, fn: (payload: PushOf<P>) => void): () => void;
   /**
-   * Called each time the push stream (re)connects. Pushes made while it was not connected are lost,
-   * so what they would have said must be read again then: without it, a page whose first list was
-   * read before an import committed, and whose stream connected after that import's push, showed
-   * no runs until the next push (for a folder with nothing new, never).
+   * Called each time the push stream (re)connects: at once where there is no stream to connect
+   * (IPC), and once if the stream's first connection fails (so that the page reads, and shows why).
+   * Pushes made while it was not connected are lost, so what they would have said must be read
+   * then: without it, a page whose first list was read before an import committed, and whose
+   * stream connected after that import's push, showed no runs until the next push (for a folder
+   * with nothing new, never). A page's first reads belong here too: made before the stream
+   * connected, they had to be made again once it did.
    */
   onConnected(fn: () => void): () => void;
   /**
@@ -40,8 +43,12 @@ function ipcClient(api: PreloadApi): ApiClient {
     callRaw: (method, args) => api.call(method, args),
     subscribe: (channel, fn) => api.subscribe(channel, fn as (p: unknown) => void),
     // IPC pushes reach a listener from the moment subscribe returns, in order with call replies:
-    // there is no stream to connect or to lose.
-    onConnected: () => () => undefined,
+    // there is no stream to connect or to lose, so it is connected from the start.
+    onConnected: (fn) => {
+      let on = true;
+      queueMicrotask(() => on && fn());
+      return () => (on = false);
+    },
   };
 }
 
@@ -54,7 +61,17 @@ function httpClient(token: string, base = ''): ApiClient {
     source = new EventSource(`${base}/api/events?token=${encodeURIComponent(token)}`);
     // `open` comes with the response's headers, which the server writes once it listens for pushes
     // (transports/http.ts, sse): from then on none is missed. EventSource reconnects by itself.
+    let opened = false;
+    let failedFirst = false;
     source.addEventListener('open', () => {
+      opened = true;
+      for (const fn of connected) fn();
+    });
+    // Refused (a wrong token) or unreachable before it ever opened: the page reads anyway, once, and
+    // its calls say why. Later errors are reconnections, followed by `open`.
+    source.addEventListener('error', () => {
+      if (opened || failedFirst) return;
+      failedFirst = true;
       for (const fn of connected) fn();
     });
     for (const name of RENDERER_PUSHES) {
@@ -90,6 +107,8 @@ function httpClient(token: string, base = ''): ApiClient {
     onConnected(fn) {
       ensureSource();
       connected.add(fn);
+      // Registered after the stream opened: it is connected now.
+      if (source?.readyState === EventSource.OPEN) queueMicrotask(() => connected.has(fn) && fn());
       return () => connected.delete(fn);
     },
   };
