@@ -9,7 +9,8 @@ export interface ApiClient {
   subscribe<P extends PushName>(channel: P, fn: (payload: PushOf<P>) => void): () => void;
   /**
    * Called each time the push stream (re)connects: at once where there is no stream to connect
-   * (IPC), and once if the stream's first connection fails (so that the page reads, and shows why).
+   * (IPC), and once if the stream's first connection fails or is slow to open (so that the page
+   * reads, and shows why).
    * Pushes made while it was not connected are lost, so what they would have said must be read
    * then: without it, a page whose first list was read before an import committed, and whose
    * stream connected after that import's push, showed no runs until the next push (for a folder
@@ -52,6 +53,12 @@ function ipcClient(api: PreloadApi): ApiClient {
   };
 }
 
+/**
+ * How long the page's first reads wait for the push stream to open (see onConnected). On this
+ * machine's loopback it opens within a few milliseconds of the page's start.
+ */
+const FIRST_OPEN_WAIT_MS = 1000;
+
 function httpClient(token: string, base = ''): ApiClient {
   const listeners = new Map<string, Set<(p: unknown) => void>>();
   const connected = new Set<() => void>();
@@ -62,18 +69,25 @@ function httpClient(token: string, base = ''): ApiClient {
     // `open` comes with the response's headers, which the server writes once it listens for pushes
     // (transports/http.ts, sse): from then on none is missed. EventSource reconnects by itself.
     let opened = false;
-    let failedFirst = false;
+    let readWithout = false;
+    const fire = () => {
+      for (const fn of connected) fn();
+    };
+    // Not open yet but the page must not stay blank: refused (a wrong token) or unreachable before
+    // it ever opened, or held up (a slow proxy), the page reads once without it, and its calls say
+    // why. Later errors are reconnections, followed by `open`.
+    const withoutStream = () => {
+      if (opened || readWithout) return;
+      readWithout = true;
+      fire();
+    };
+    const held = setTimeout(withoutStream, FIRST_OPEN_WAIT_MS);
     source.addEventListener('open', () => {
       opened = true;
-      for (const fn of connected) fn();
+      clearTimeout(held);
+      fire();
     });
-    // Refused (a wrong token) or unreachable before it ever opened: the page reads anyway, once, and
-    // its calls say why. Later errors are reconnections, followed by `open`.
-    source.addEventListener('error', () => {
-      if (opened || failedFirst) return;
-      failedFirst = true;
-      for (const fn of connected) fn();
-    });
+    source.addEventListener('error', withoutStream);
     for (const name of RENDERER_PUSHES) {
       source.addEventListener(name, (ev) => {
         const data = JSON.parse((ev as MessageEvent<string>).data) as unknown;
