@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { appRoot } from '../paths';
 import path from 'node:path';
 import { ProofloopError } from '../../shared/result';
@@ -19,13 +20,23 @@ export type Db = Database.Database;
 
 /**
  * Inside Electron (whose Node has another ABI than the Node that ran `npm ci`), the copy of
- * better-sqlite3 that `npm start` built for Electron, when there is one; elsewhere the default.
- * A packaged app has its own, rebuilt for Electron by electron-builder.
+ * better-sqlite3 that `npm start` built for Electron, when there is one (a packaged app has its
+ * own, rebuilt for Electron by electron-builder). Elsewhere the file `npm ci` built or fetched,
+ * named here: the `bindings` package better-sqlite3 otherwise asks tries a dozen paths first,
+ * ~1.5 ms of every command's start.
  */
-function electronBinding(): string | undefined {
-  if (!process.versions.electron) return undefined;
-  const file = path.join(appRoot(), 'dist', 'native', `better_sqlite3-abi${process.versions.modules}.node`);
-  return existsSync(file) ? file : undefined;
+let binding: string | undefined | null = null;
+function nativeBinding(): string | undefined {
+  if (binding !== null) return binding;
+  const file = process.versions.electron
+    ? path.join(appRoot(), 'dist', 'native', `better_sqlite3-abi${process.versions.modules}.node`)
+    : path.join(
+        path.dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json')),
+        'build',
+        'Release',
+        'better_sqlite3.node',
+      );
+  return (binding = existsSync(file) ? file : undefined);
 }
 
 /** `<folder>/.proofloop/ledger.db`, or for another program's folder one in ProofLoop's own (foreign.ts). */
@@ -62,7 +73,7 @@ export function openDatabase(
     db = new Database(file, {
       readonly: opts.readonly ?? false,
       fileMustExist: opts.readonly ?? false,
-      nativeBinding: electronBinding(),
+      nativeBinding: nativeBinding(),
     });
   } catch (e) {
     throw new ProofloopError('io', `cannot open ledger ${file}: ${(e as Error).message}`);
