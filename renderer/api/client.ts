@@ -8,14 +8,10 @@ export interface ApiClient {
   call<M extends MethodName>(method: M, args: ArgsOf<M>): Promise<Result<ResultOf<M>>>;
   subscribe<P extends PushName>(channel: P, fn: (payload: PushOf<P>) => void): () => void;
   /**
-   * Called each time the push stream (re)connects: at once where there is no stream to connect
-   * (IPC), and once if the stream's first connection fails or is slow to open (so that the page
-   * reads, and shows why).
-   * Pushes made while it was not connected are lost, so what they would have said must be read
-   * then: without it, a page whose first list was read before an import committed, and whose
-   * stream connected after that import's push, showed no runs until the next push (for a folder
-   * with nothing new, never). A page's first reads belong here too: made before the stream
-   * connected, they had to be made again once it did.
+   * Called each time the push stream (re)connects. Pushes made while it was not connected are lost,
+   * so what they would have said must be read again then: without it, a page whose first list was
+   * read before an import committed, and whose stream connected after that import's push, showed
+   * no runs until the next push (for a folder with nothing new, never).
    */
   onConnected(fn: () => void): () => void;
   /**
@@ -44,20 +40,10 @@ function ipcClient(api: PreloadApi): ApiClient {
     callRaw: (method, args) => api.call(method, args),
     subscribe: (channel, fn) => api.subscribe(channel, fn as (p: unknown) => void),
     // IPC pushes reach a listener from the moment subscribe returns, in order with call replies:
-    // there is no stream to connect or to lose, so it is connected from the start.
-    onConnected: (fn) => {
-      let on = true;
-      queueMicrotask(() => on && fn());
-      return () => (on = false);
-    },
+    // there is no stream to connect or to lose.
+    onConnected: () => () => undefined,
   };
 }
-
-/**
- * How long the page's first reads wait for the push stream to open (see onConnected). On this
- * machine's loopback it opens within a few milliseconds of the page's start.
- */
-const FIRST_OPEN_WAIT_MS = 1000;
 
 function httpClient(token: string, base = ''): ApiClient {
   const listeners = new Map<string, Set<(p: unknown) => void>>();
@@ -68,26 +54,9 @@ function httpClient(token: string, base = ''): ApiClient {
     source = new EventSource(`${base}/api/events?token=${encodeURIComponent(token)}`);
     // `open` comes with the response's headers, which the server writes once it listens for pushes
     // (transports/http.ts, sse): from then on none is missed. EventSource reconnects by itself.
-    let opened = false;
-    let readWithout = false;
-    const fire = () => {
-      for (const fn of connected) fn();
-    };
-    // Not open yet but the page must not stay blank: refused (a wrong token) or unreachable before
-    // it ever opened, or held up (a slow proxy), the page reads once without it, and its calls say
-    // why. Later errors are reconnections, followed by `open`.
-    const withoutStream = () => {
-      if (opened || readWithout) return;
-      readWithout = true;
-      fire();
-    };
-    const held = setTimeout(withoutStream, FIRST_OPEN_WAIT_MS);
     source.addEventListener('open', () => {
-      opened = true;
-      clearTimeout(held);
-      fire();
+      for (const fn of connected) fn();
     });
-    source.addEventListener('error', withoutStream);
     for (const name of RENDERER_PUSHES) {
       source.addEventListener(name, (ev) => {
         const data = JSON.parse((ev as MessageEvent<string>).data) as unknown;
@@ -121,8 +90,6 @@ function httpClient(token: string, base = ''): ApiClient {
     onConnected(fn) {
       ensureSource();
       connected.add(fn);
-      // Registered after the stream opened: it is connected now.
-      if (source?.readyState === EventSource.OPEN) queueMicrotask(() => connected.has(fn) && fn());
       return () => connected.delete(fn);
     },
   };

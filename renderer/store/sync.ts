@@ -58,10 +58,10 @@ export function startSync(): () => void {
       useApp.getState().onJob(p);
       if (p.finished) void useApp.getState().loadRuns();
     }),
-    // The page's first reads of the folder and the runs, and at each reconnection what the pushes
-    // would have said meanwhile: through loadRuns, the selected run's new events and findings too
-    // (syncSelectedRun). Read once the stream is connected, not before: the first connection would
-    // read all of it again, as a second wave of calls just when the page is first used.
+    // What the pushes would have said while the stream was not connected: the folder, the runs
+    // and, through loadRuns, the selected run's new events and findings (syncSelectedRun). The
+    // first connection reads again what the page read at start: unchanged, it renders nothing
+    // (shareEqual in the slices).
     onConnected(() => {
       const st = useApp.getState();
       void st.loadFolder();
@@ -70,6 +70,8 @@ export function startSync(): () => void {
   ];
 
   applyRoute(parseHash(window.location.hash));
+  void useApp.getState().loadFolder();
+  void useApp.getState().loadRuns();
 
   // The hash follows the store. A new view or run is a history entry at once; a step only replaces
   // the entry, and only once the steps pause: history.replaceState costs a same-document navigation

@@ -164,35 +164,3 @@ test('a run that appends many times a second re-reads the runs list about once a
   ).toBeLessThanOrEqual(Math.floor(span * 10) + 2);
   expect(markerReads.length).toBeLessThan(n);
 });
-
-test('the page reads the folder and the runs once at its start, after its push stream is connected', async ({
-  app,
-  server,
-  page,
-}) => {
-  // Made by another process, whose rows the serving one pushes when its watcher sees them: waited
-  // for, so that no push of theirs reaches the page and makes it read the list again.
-  const stream = await fetch(`${server.base}/api/events?token=${encodeURIComponent(server.token)}`);
-  const reader = stream.body!.getReader();
-  await appendRun(server, 'demo', DEMO_EVENTS.slice(0, 3));
-  let seen = '';
-  while (!/event: events\.appended\ndata: \{"run_id":"demo"[^\n]*"to_seq":3/.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the push stream ended before the run's push: ${seen}`);
-    seen += new TextDecoder().decode(value);
-  }
-  await reader.cancel();
-  const asked: string[] = [];
-  page.on('request', (r) => {
-    const m = /\/api\/(folder\.current|runs\.list|events)(?:\?|$)/.exec(r.url());
-    if (m) asked.push(m[1]!);
-  });
-  await app.open();
-  await expect(app.runItem('demo')).toContainText('3 ev');
-  // Past the wait for the stream's first opening (client.ts): no read made without it either.
-  await page.waitForTimeout(1500);
-  // The stream's first connection used to read them all again: a second wave of calls.
-  expect(asked.filter((a) => a === 'runs.list')).toHaveLength(1);
-  expect(asked.filter((a) => a === 'folder.current')).toHaveLength(1);
-  expect(asked.indexOf('events')).toBeLessThan(asked.indexOf('runs.list'));
-});
