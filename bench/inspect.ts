@@ -17,7 +17,7 @@ import { finished } from 'node:stream/promises';
 import yazl from 'yazl';
 import { figures, runMeasured, spawnMeasured } from './child';
 import { cliArgs, cliRoot } from './cli';
-import { IN_PAGE_STEP_TIMER, quantile, timeSteps } from './ui';
+import { IN_PAGE_STEP_TIMER, jumpTo, quantile, timeSteps, untilImported } from './ui';
 import { CHROMIUM_LAUNCH } from '../test/e2e/helpers/chromium';
 import { isMain } from './is-main';
 
@@ -202,38 +202,10 @@ async function inspector(folder: string, home: string) {
       const firstRows = performance.now() - t0;
       const clickToRows = performance.now() - tClick;
       // Steps once the opening import is done (as the sessions bench does).
-      const base = new URL(url).origin;
-      const token = /token=([\w-]+)/.exec(url)![1]!;
-      const api = async <T>(method: string): Promise<T> => {
-        const r = await fetch(`${base}/api/${method}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-proofloop-token': token },
-          body: '{}',
-        });
-        return ((await r.json()) as { value: T }).value;
-      };
-      let events = 0;
-      for (;;) {
-        const cur = await api<{ imported: { files: number } } | null>('folder.current');
-        if (cur && cur.imported.files > 0) {
-          const runs = await api<{ run_id: string; event_count: number }[]>('runs.list');
-          events = runs.find((r) => r.run_id === SAMPLE_RUN)?.event_count ?? 0;
-          break;
-        }
-        if (performance.now() - t0 > 900_000) throw new Error('the opening import took over 15 min');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const events = await untilImported(url, SAMPLE_RUN, t0);
       const importDone = performance.now() - t0;
       const seq = Math.floor(events / 2);
-      await page.evaluate(
-        (s) => ((globalThis as unknown as { location: { hash: string } }).location.hash = s),
-        `#/run/${SAMPLE_RUN}/seq/${seq}`,
-      );
-      const tMid = performance.now();
-      await page
-        .locator(`[data-testid="state-view"][data-seq="${seq}"][data-state="ready"]`)
-        .waitFor({ timeout: 120_000 });
-      const jumpMs = performance.now() - tMid;
+      const jumpMs = await jumpTo(page, SAMPLE_RUN, seq);
       await page.getByTestId('timeline').focus();
       await page.evaluate(IN_PAGE_STEP_TIMER);
       const steps = await timeSteps(page, 'ArrowRight', 1, 60);

@@ -21,7 +21,7 @@ import path from 'node:path';
 import { figures, runMeasured, spawnMeasured, type ChildFigures } from './child';
 import { cliArgs, cliRoot, profileSummary } from './cli';
 import { writeClaudeSession, uuidOf } from './gen-claude';
-import { IN_PAGE_STEP_TIMER, quantile, timeSteps } from './ui';
+import { IN_PAGE_STEP_TIMER, jumpTo, quantile, timeSteps, untilImported } from './ui';
 import { CHROMIUM_LAUNCH } from '../test/e2e/helpers/chromium';
 import { isMain } from './is-main';
 
@@ -247,43 +247,13 @@ async function inspectWhileImporting(root: string, folder: string, id: string) {
       result = firstRowsFigures;
       // serve imports in the background now: the steps are timed once its opening import is done
       // (folder.current names what it imported then), as before, while the snapshots build.
-      const base = new URL(url).origin;
-      const token = /token=([\w-]+)/.exec(url)![1]!;
-      const api = async <T>(method: string): Promise<T> => {
-        const r = await fetch(`${base}/api/${method}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-proofloop-token': token },
-          body: '{}',
-        });
-        return ((await r.json()) as { value: T }).value;
-      };
-      let events = 0;
       // How long a call waits while serve imports: the page's requests share its main thread.
       const waits: number[] = [];
-      for (;;) {
-        const tCall = performance.now();
-        const cur = await api<{ imported: { files: number } } | null>('folder.current');
-        waits.push(performance.now() - tCall);
-        if (cur && cur.imported.files > 0) {
-          const runs = await api<{ run_id: string; event_count: number }[]>('runs.list');
-          events = runs.find((r) => r.run_id === id)?.event_count ?? 0;
-          break;
-        }
-        if (performance.now() - t0 > 900_000) throw new Error('the opening import took over 15 min');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const events = await untilImported(url, id, t0, waits);
       const importDone = performance.now() - t0;
       // The middle of the session, where the state comes from a snapshot (if built yet) plus folds.
       const seq = Math.floor(events / 2);
-      await page.evaluate(
-        (s) => ((globalThis as unknown as { location: { hash: string } }).location.hash = s),
-        `#/run/${id}/seq/${seq}`,
-      );
-      const tMid = performance.now();
-      await page
-        .locator(`[data-testid="state-view"][data-seq="${seq}"][data-state="ready"]`)
-        .waitFor({ timeout: 120_000 });
-      const jumpMs = performance.now() - tMid;
+      const jumpMs = await jumpTo(page, id, seq);
       await page.getByTestId('timeline').focus();
       await page.evaluate(IN_PAGE_STEP_TIMER);
       // PROOFLOOP_BENCH_PROFILE=<file.cpuprofile> records the page's CPU profile of the steps.

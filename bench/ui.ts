@@ -57,6 +57,54 @@ export async function timeSteps(page: Page, key: string, delta: number, n: numbe
   return page.evaluate(() => (globalThis as unknown as { __steps: number[] }).__steps);
 }
 
+/**
+ * serve's opening import, as the page benches wait for it: polls `folder.current` through serve's
+ * API (the page URL's origin and token) until it has imported files, and returns the event count
+ * of `runId` then. `waits` gets how long each poll waited: a call shares serve's main thread with
+ * the import.
+ */
+export async function untilImported(
+  url: string,
+  runId: string,
+  since: number,
+  waits: number[] = [],
+): Promise<number> {
+  const base = new URL(url).origin;
+  const token = /token=([\w-]+)/.exec(url)![1]!;
+  const api = async <T>(method: string): Promise<T> => {
+    const r = await fetch(`${base}/api/${method}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-proofloop-token': token },
+      body: '{}',
+    });
+    return ((await r.json()) as { value: T }).value;
+  };
+  for (;;) {
+    const tCall = performance.now();
+    const cur = await api<{ imported: { files: number } } | null>('folder.current');
+    waits.push(performance.now() - tCall);
+    if (cur && cur.imported.files > 0) {
+      const runs = await api<{ run_id: string; event_count: number }[]>('runs.list');
+      return runs.find((r) => r.run_id === runId)?.event_count ?? 0;
+    }
+    if (performance.now() - since > 900_000) throw new Error('the opening import took over 15 min');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Opens `#/run/<runId>/seq/<seq>` in the page; the ms until the state view is ready at that seq. */
+export async function jumpTo(page: Page, runId: string, seq: number): Promise<number> {
+  await page.evaluate(
+    (s) => ((globalThis as unknown as { location: { hash: string } }).location.hash = s),
+    `#/run/${runId}/seq/${seq}`,
+  );
+  const t = performance.now();
+  await page
+    .locator(`[data-testid="state-view"][data-seq="${seq}"][data-state="ready"]`)
+    .waitFor({ timeout: 120_000 });
+  return performance.now() - t;
+}
+
 /** A realistic mix of kinds, cycling through the steps of an agent run. */
 function makeEvents(from: number, n: number) {
   const out = [];
