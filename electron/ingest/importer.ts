@@ -165,90 +165,14 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
     return (src && state.runs[src]?.id) ?? null;
   };
 
-  // Unchanged since the last import (same size and modification time): nothing to read. Reading
-  // every file on each open of a folder of 10,000 sessions is what this saves.
-  const sameTime = state.mtime === mtime;
-  if (row && row.size === size && size <= offset && sameTime) return done;
-  // Rewritten rather than appended to? The first bytes, and for a sealed file every byte range
-  // imported from it, checked against what was recorded (seal-check.ts).
-  if (row && offset > 0) {
-    const headLen = Math.min(HEAD_BYTES, offset);
-    const now = size >= headLen ? headSha(abs, headLen) : null;
-    // A streamed file is rewritten whole (an unfinished eval log when it ends), never appended to:
-    // a new size is a rewrite (a new time alone is not).
-    const streamed = isStreamed(state.format) && size !== row.size;
-    const sealed = !streamed && state.seal !== undefined && state.seal.length > 0;
-    const check = sealed
-      ? checkSeal(db, abs, key, state.seal!, state.sealLines, state.format, size)
-      : ({ ok: true } as const);
-    if (size < offset || now !== row.head_sha || streamed || !check.ok) {
-      const line = !check.ok && 'line' in check ? check.line : null;
-      const seen = state.rewritten;
-      if (seen && seen.head === (now ?? '') && (line !== null ? seen.line === line : seen.size === size))
-        return done;
-      const what =
-        line !== null
-          ? `line ${line} is not what was imported from it (${!check.ok ? check.why : ''})`
-          : size < offset
-            ? `the file shrank to ${size} bytes below the ${offset} already imported`
-            : 'the first bytes of the file changed since it was imported';
-      const tx = db.transaction(() => {
-        const cur = getRow.get(key) as ImportsRow | undefined;
-        if (!cur || cur.offset !== offset || cur.state !== row.state) throw new Conflict();
-        state.rewritten = { size, head: now ?? '', line };
-        ledger.addFindings(fileRunId(), [
-          {
-            code: 'file_rewritten',
-            file: key,
-            line,
-            seq: null,
-            message: `${what}: it was changed in place, not only appended to; the imported run is kept as it was and nothing after the change is read`,
-          },
-        ]);
-        db.prepare('UPDATE imports SET state = ? WHERE file = ?').run(JSON.stringify(state), key);
-      });
-      tx.immediate();
-      done.findings = 1;
-      return done;
-    }
-    if (!sameTime && size <= offset) {
-      // Touched but as it was: remembered, so the next open does not check it again.
-      state.mtime = mtime;
-      const stateJson = JSON.stringify(state);
-      db.transaction(() => {
-        const cur = getRow.get(key) as ImportsRow | undefined;
-        if (!cur || cur.offset !== offset || cur.state !== row.state) throw new Conflict();
-        db.prepare('UPDATE imports SET size = ?, state = ? WHERE file = ?').run(size, stateJson, key);
-      }).immediate();
-      return done;
-    }
-  }
+  const early = row ? checkImported(ledger, abs, key, row, state, size, mtime, fileRunId) : null;
+  if (early) return early;
   if (size <= offset) return done;
   state.mtime = mtime;
 
   // The file's format, from its first record; null: each line is detected on its own.
   if (state.unclaimed) return done;
-  if (state.format === null && offset === 0) {
-    // A streamed format's file (an eval log: a zip, one JSON value) is told by its first bytes.
-    const doc = detectStreamed(readAt(abs, 0, Math.min(size, STREAMED_HEAD)));
-    if (doc) state.format = doc.name;
-  }
-  if (state.format === null && offset === 0) {
-    const first = firstLine(abs, Math.min(size, opts.maxLine ?? DEFAULT_MAX_LINE));
-    const fmt = first === null ? null : detectText(first);
-    // seed000 claims any object with a seq or a kind: only a file named events.jsonl is read as one.
-    if (opts.onlyIfClaimed && (fmt === null || fmt === 'seed000')) {
-      // Remembered when its first line is whole, so the file is not looked at again.
-      if (first !== null && readAt(abs, Buffer.byteLength(first), 1)[0] === 10) {
-        db.prepare(
-          `INSERT INTO imports (file, size, offset, line, head_sha, state) VALUES (?, ?, 0, 0, NULL, ?)
-           ON CONFLICT (file) DO NOTHING`,
-        ).run(key, size, JSON.stringify({ ...state, unclaimed: true }));
-      }
-      return done;
-    }
-    state.format = fmt;
-  }
+  if (state.format === null && offset === 0 && !claimFormat(ledger, abs, key, size, state, opts)) return done;
   // A last line imported before its writer added the newline: that newline is no line of its own.
   let start = offset;
   if (state.open === offset) {
@@ -429,6 +353,122 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       state.tail = { offset: b.start, line };
     }
   }
+}
+
+const nothingRead = (findings = 0): ImportResult => ({ events: 0, findings, bytes: 0 });
+
+/**
+ * A file imported before, looked at before it is read on from its stored offset: the pass's result
+ * when it ends here, null when the file is to be read. Unchanged since the last import (same size
+ * and modification time): nothing to read; reading every file on each open of a folder of 10,000
+ * sessions is what this saves. Rewritten rather than appended to: `file_rewritten`, once per
+ * rewrite. Touched but as it was: its new time remembered.
+ */
+function checkImported(
+  ledger: Ledger,
+  abs: string,
+  key: string,
+  row: ImportsRow,
+  state: FileState,
+  size: number,
+  mtime: number,
+  fileRunId: () => string | null,
+): ImportResult | null {
+  const db = ledger.db;
+  const getRow = prepared(db, 'SELECT * FROM imports WHERE file = ?');
+  const { offset } = row;
+  const sameTime = state.mtime === mtime;
+  if (row.size === size && size <= offset && sameTime) return nothingRead();
+  if (offset === 0) return null;
+  // Rewritten rather than appended to? The first bytes, and for a sealed file every byte range
+  // imported from it, checked against what was recorded (seal-check.ts).
+  const headLen = Math.min(HEAD_BYTES, offset);
+  const now = size >= headLen ? headSha(abs, headLen) : null;
+  // A streamed file is rewritten whole (an unfinished eval log when it ends), never appended to:
+  // a new size is a rewrite (a new time alone is not).
+  const streamed = isStreamed(state.format) && size !== row.size;
+  const sealed = !streamed && state.seal !== undefined && state.seal.length > 0;
+  const check = sealed
+    ? checkSeal(db, abs, key, state.seal!, state.sealLines, state.format, size)
+    : ({ ok: true } as const);
+  if (size < offset || now !== row.head_sha || streamed || !check.ok) {
+    const line = !check.ok && 'line' in check ? check.line : null;
+    const seen = state.rewritten;
+    if (seen && seen.head === (now ?? '') && (line !== null ? seen.line === line : seen.size === size))
+      return nothingRead();
+    const what =
+      line !== null
+        ? `line ${line} is not what was imported from it (${!check.ok ? check.why : ''})`
+        : size < offset
+          ? `the file shrank to ${size} bytes below the ${offset} already imported`
+          : 'the first bytes of the file changed since it was imported';
+    const tx = db.transaction(() => {
+      const cur = getRow.get(key) as ImportsRow | undefined;
+      if (!cur || cur.offset !== offset || cur.state !== row.state) throw new Conflict();
+      state.rewritten = { size, head: now ?? '', line };
+      ledger.addFindings(fileRunId(), [
+        {
+          code: 'file_rewritten',
+          file: key,
+          line,
+          seq: null,
+          message: `${what}: it was changed in place, not only appended to; the imported run is kept as it was and nothing after the change is read`,
+        },
+      ]);
+      db.prepare('UPDATE imports SET state = ? WHERE file = ?').run(JSON.stringify(state), key);
+    });
+    tx.immediate();
+    return nothingRead(1);
+  }
+  if (!sameTime && size <= offset) {
+    // Touched but as it was: remembered, so the next open does not check it again.
+    state.mtime = mtime;
+    const stateJson = JSON.stringify(state);
+    db.transaction(() => {
+      const cur = getRow.get(key) as ImportsRow | undefined;
+      if (!cur || cur.offset !== offset || cur.state !== row.state) throw new Conflict();
+      db.prepare('UPDATE imports SET size = ?, state = ? WHERE file = ?').run(size, stateJson, key);
+    }).immediate();
+    return nothingRead();
+  }
+  return null;
+}
+
+/**
+ * The format of a file read from its start: a streamed format's (an eval log: a zip, one JSON value)
+ * told by its first bytes, else its first line's. False when the file is not to be read: only a
+ * file some format claims is, when `onlyIfClaimed` (remembered when its first line is whole, so the
+ * file is not looked at again).
+ */
+function claimFormat(
+  ledger: Ledger,
+  abs: string,
+  key: string,
+  size: number,
+  state: FileState,
+  opts: ImportOptions,
+): boolean {
+  const doc = detectStreamed(readAt(abs, 0, Math.min(size, STREAMED_HEAD)));
+  if (doc) state.format = doc.name;
+  if (state.format === null) {
+    const first = firstLine(abs, Math.min(size, opts.maxLine ?? DEFAULT_MAX_LINE));
+    const fmt = first === null ? null : detectText(first);
+    // seed000 claims any object with a seq or a kind: only a file named events.jsonl is read as one.
+    if (opts.onlyIfClaimed && (fmt === null || fmt === 'seed000')) {
+      // Remembered when its first line is whole, so the file is not looked at again.
+      if (first !== null && readAt(abs, Buffer.byteLength(first), 1)[0] === 10) {
+        ledger.db
+          .prepare(
+            `INSERT INTO imports (file, size, offset, line, head_sha, state) VALUES (?, ?, 0, 0, NULL, ?)
+           ON CONFLICT (file) DO NOTHING`,
+          )
+          .run(key, size, JSON.stringify({ ...state, unclaimed: true }));
+      }
+      return false;
+    }
+    state.format = fmt;
+  }
+  return true;
 }
 
 /**

@@ -213,6 +213,33 @@ describe('seed formats', () => {
     expect(l.runs().map((r) => r.run_id)).toEqual(['exec-1']);
   });
 
+  it('leaves alone a .jsonl that no format claims (any name but events.jsonl), and does not read it again', async () => {
+    const folder = tmp();
+    const l = open(folder);
+    mkdirSync(join(folder, 'notes'), { recursive: true });
+    // Another program's JSONL, and lines seed 000 would claim in a file not named events.jsonl.
+    writeFileSync(join(folder, 'notes', 'todo.jsonl'), '{"task":"write docs","done":false}\n');
+    writeFileSync(join(folder, 'notes', 'log.jsonl'), '{"seq":1,"kind":"note","payload":{}}\n');
+    const s = await ingestFolder(l);
+    expect(s.events).toBe(0);
+    expect(s.findings).toBe(0);
+    expect(l.runs()).toEqual([]);
+    // Remembered: the next open does not look at them, even grown.
+    const unclaimed = l.db
+      .prepare("SELECT file FROM imports WHERE json_extract(state, '$.unclaimed') ORDER BY file")
+      .pluck()
+      .all();
+    expect(unclaimed).toEqual(['notes/log.jsonl', 'notes/todo.jsonl']);
+    appendFileSync(join(folder, 'notes', 'todo.jsonl'), '{"task":"test","done":true}\n');
+    expect(await ingestFolder(l)).toMatchObject({ events: 0, findings: 0 });
+    expect(l.runs()).toEqual([]);
+    // The same line in an events.jsonl is a run.
+    mkdirSync(join(folder, 'r'), { recursive: true });
+    writeFileSync(join(folder, 'r', 'events.jsonl'), '{"seq":1,"kind":"note","payload":{}}\n');
+    expect((await ingestFolder(l)).events).toBe(1);
+    expect(l.runs()).toHaveLength(1);
+  });
+
   it("skips a real agent's home in an executed run (the runner imports its transcripts itself, redacted), not a home elsewhere", async () => {
     const folder = tmp();
     const l = open(folder);
