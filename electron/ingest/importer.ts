@@ -7,7 +7,6 @@ import { statSync } from 'node:fs';
 import type { Ledger } from '../ledger';
 import { prepared } from '../ledger/statements';
 import type { Finding } from '../ledger/types';
-import { sha256Bytes } from '../crypto';
 import { detectText, type Format } from './parse';
 import { DEFAULT_MAX_LINE } from './lines';
 import {
@@ -19,9 +18,9 @@ import {
   type Row,
 } from './sequencer';
 import { parsedBlocks, type ParsedBlock } from './source';
-import { checkSeal } from './seal-check';
 import { importArtifactsHome, outlineResults, storeRedacted, type StoreArtifact } from './outline';
-import { detectStreamed, formatNamed } from './formats/registry';
+import { detectStreamed } from './formats/registry';
+import { checkImported, Conflict, HEAD_BYTES, headSha, importsRow, isStreamed } from './imports-progress';
 import { streamedBlocks } from './streamed';
 import { fileRun, folderRun, sanitizeRunId } from './run-names';
 
@@ -55,12 +54,8 @@ export const CHUNK = 2_000;
  * ones, while it is still read; at ordinary line sizes CHUNK rows take far less than this.
  */
 export const CHUNK_MS = 500;
-const HEAD_BYTES = 4096;
 /** What a streamed format's reader sees to claim a file (StreamedReader.claims). */
 const STREAMED_HEAD = 4096;
-
-const isStreamed = (fmt: Format | null): fmt is Format =>
-  fmt !== null && formatNamed(fmt)?.streamed !== undefined;
 
 export interface ImportOptions {
   /** The key of the file in `imports` and findings: relative to the folder, absolute outside it. */
@@ -96,23 +91,6 @@ export interface ImportResult {
   aborted?: boolean;
 }
 
-interface ImportsRow {
-  file: string;
-  size: number;
-  offset: number;
-  line: number;
-  head_sha: string | null;
-  state: string;
-}
-
-class Conflict extends Error {}
-
-function headSha(file: string, len: number): string | null {
-  if (len <= 0) return null;
-  const buf = readAt(file, 0, len);
-  return buf.length < len ? null : sha256Bytes(buf);
-}
-
 export async function importFile(ledger: Ledger, abs: string, opts: ImportOptions): Promise<ImportResult> {
   const total: ImportResult = { events: 0, findings: 0, bytes: 0 };
   // Each pass ends, or starts again from progress another process committed meanwhile.
@@ -141,8 +119,7 @@ export async function importFile(ledger: Ledger, abs: string, opts: ImportOption
 async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Promise<ImportResult> {
   const db = ledger.db;
   const key = opts.key;
-  const getRow = prepared(db, 'SELECT * FROM imports WHERE file = ?');
-  const row = getRow.get(key) as ImportsRow | undefined;
+  const row = importsRow(db, key);
   let offset = row?.offset ?? 0;
   let lineNo = row?.line ?? 0;
   const state: FileState = row ? reviveState(row.state) : emptyState(folderRun(key));
@@ -239,7 +216,7 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
     const stateJson = JSON.stringify(state);
     const tx = db.transaction(() => {
       // Re-checked under the write lock: has another process imported from here meanwhile?
-      const cur = getRow.get(key) as ImportsRow | undefined;
+      const cur = importsRow(db, key);
       if ((cur?.offset ?? 0) !== offset || (cur?.state ?? null) !== committedState) throw new Conflict();
       for (const r of created) {
         if (exists.get(r.id) !== undefined) throw new Conflict(); // claimed meanwhile: start again
@@ -353,85 +330,6 @@ async function importPass(ledger: Ledger, abs: string, opts: ImportOptions): Pro
       state.tail = { offset: b.start, line };
     }
   }
-}
-
-const nothingRead = (findings = 0): ImportResult => ({ events: 0, findings, bytes: 0 });
-
-/**
- * A file imported before, looked at before it is read on from its stored offset: the pass's result
- * when it ends here, null when the file is to be read. Unchanged since the last import (same size
- * and modification time): nothing to read; reading every file on each open of a folder of 10,000
- * sessions is what this saves. Rewritten rather than appended to: `file_rewritten`, once per
- * rewrite. Touched but as it was: its new time remembered.
- */
-function checkImported(
-  ledger: Ledger,
-  abs: string,
-  key: string,
-  row: ImportsRow,
-  state: FileState,
-  size: number,
-  mtime: number,
-  fileRunId: () => string | null,
-): ImportResult | null {
-  const db = ledger.db;
-  const getRow = prepared(db, 'SELECT * FROM imports WHERE file = ?');
-  const { offset } = row;
-  const sameTime = state.mtime === mtime;
-  if (row.size === size && size <= offset && sameTime) return nothingRead();
-  if (offset === 0) return null;
-  // Rewritten rather than appended to? The first bytes, and for a sealed file every byte range
-  // imported from it, checked against what was recorded (seal-check.ts).
-  const headLen = Math.min(HEAD_BYTES, offset);
-  const now = size >= headLen ? headSha(abs, headLen) : null;
-  // A streamed file is rewritten whole (an unfinished eval log when it ends), never appended to:
-  // a new size is a rewrite (a new time alone is not).
-  const streamed = isStreamed(state.format) && size !== row.size;
-  const sealed = !streamed && state.seal !== undefined && state.seal.length > 0;
-  const check = sealed
-    ? checkSeal(db, abs, key, state.seal!, state.sealLines, state.format, size)
-    : ({ ok: true } as const);
-  if (size < offset || now !== row.head_sha || streamed || !check.ok) {
-    const line = !check.ok && 'line' in check ? check.line : null;
-    const seen = state.rewritten;
-    if (seen && seen.head === (now ?? '') && (line !== null ? seen.line === line : seen.size === size))
-      return nothingRead();
-    const what =
-      line !== null
-        ? `line ${line} is not what was imported from it (${!check.ok ? check.why : ''})`
-        : size < offset
-          ? `the file shrank to ${size} bytes below the ${offset} already imported`
-          : 'the first bytes of the file changed since it was imported';
-    const tx = db.transaction(() => {
-      const cur = getRow.get(key) as ImportsRow | undefined;
-      if (!cur || cur.offset !== offset || cur.state !== row.state) throw new Conflict();
-      state.rewritten = { size, head: now ?? '', line };
-      ledger.addFindings(fileRunId(), [
-        {
-          code: 'file_rewritten',
-          file: key,
-          line,
-          seq: null,
-          message: `${what}: it was changed in place, not only appended to; the imported run is kept as it was and nothing after the change is read`,
-        },
-      ]);
-      db.prepare('UPDATE imports SET state = ? WHERE file = ?').run(JSON.stringify(state), key);
-    });
-    tx.immediate();
-    return nothingRead(1);
-  }
-  if (!sameTime && size <= offset) {
-    // Touched but as it was: remembered, so the next open does not check it again.
-    state.mtime = mtime;
-    const stateJson = JSON.stringify(state);
-    db.transaction(() => {
-      const cur = getRow.get(key) as ImportsRow | undefined;
-      if (!cur || cur.offset !== offset || cur.state !== row.state) throw new Conflict();
-      db.prepare('UPDATE imports SET size = ?, state = ? WHERE file = ?').run(size, stateJson, key);
-    }).immediate();
-    return nothingRead();
-  }
-  return null;
 }
 
 /**
