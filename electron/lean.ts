@@ -32,17 +32,28 @@ export const CPU_BUDGET_MS = 2000;
 
 let lean = false;
 
+export type FlagsMode = 'lean' | 'full';
+
+/**
+ * Called (when set) before V8's flags change: a code cache carries the flags it was made under, and
+ * V8 rejects it under others (cli/code-cache.ts, which sets it, writes its caches first).
+ */
+export const BEFORE_FLAGS_CHANGE = Symbol.for('proofloop.before-v8-flags-change');
+
+function setFlags(mode: FlagsMode, flags: string[]): void {
+  const hook = (globalThis as { [BEFORE_FLAGS_CHANGE]?: (m: FlagsMode) => void })[BEFORE_FLAGS_CHANGE];
+  hook?.(mode);
+  for (const f of flags) setFlagsFromString(f);
+  lean = mode === 'lean';
+}
+
 export function goLean(): void {
-  setFlagsFromString('--semi-space-growth-factor=1');
-  setFlagsFromString('--no-turbofan');
-  lean = true;
+  setFlags('lean', ['--semi-space-growth-factor=1', '--no-turbofan']);
 }
 
 /** V8's defaults back (doubling, TurboFan), for work that allocates and computes a lot. */
 export function leaveLean(): void {
-  setFlagsFromString('--semi-space-growth-factor=2');
-  setFlagsFromString('--turbofan');
-  lean = false;
+  setFlags('full', ['--semi-space-growth-factor=2', '--turbofan']);
 }
 
 export const isLean = (): boolean => lean;

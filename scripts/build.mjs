@@ -2,7 +2,10 @@
 // processes of the runner, and the renderer. esbuild for Node code (fast, one file per entry),
 // Vite for the renderer.
 import { build } from 'esbuild';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { rollup } from 'rollup';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -47,6 +50,8 @@ const entries = [
   // The run diff prepares one side in a worker thread.
   { in: 'electron/state/diff-worker.ts', out: 'dist/diff-worker.js' },
   { in: 'electron/state/diff-worker.ts', out: 'dist/electron/diff-worker.js' },
+  // bin/proofloop.js loads the CLI through it (electron/cli/code-cache.ts).
+  { in: 'electron/cli/code-cache.ts', out: 'dist/code-cache.js' },
   // The bundle exporter reads, sorts and scans in worker threads.
   { in: 'electron/bundle/export-worker.ts', out: 'dist/bundle-export-worker.js' },
   { in: 'electron/bundle/export-worker.ts', out: 'dist/electron/bundle-export-worker.js' },
@@ -58,10 +63,14 @@ const entries = [
   { in: 'electron/runner/gateway/worker.ts', out: 'dist/electron/gateway-worker.js' },
 ].filter((e) => existsSync(new URL(`../${e.in}`, import.meta.url)));
 
-// The CLI's chunks are named by their content's hash: those of earlier builds are removed first.
+// The CLI's chunks are named by their content's hash: those of earlier builds are removed first,
+// and the code caches made from them (electron/cli/code-cache.ts).
 const dist = new URL('../dist/', import.meta.url);
 if (existsSync(dist))
-  for (const f of readdirSync(dist)) if (/^cli-.*\.js(\.map)?$/.test(f)) rmSync(new URL(f, dist));
+  for (const f of readdirSync(dist)) if (/^cli[-.].*\.c?js(\.map)?$/.test(f)) rmSync(new URL(f, dist));
+rmSync(new URL('code-cache', dist), { recursive: true, force: true });
+const cliEsm = path.join(root, 'dist/.cli-esm');
+rmSync(cliEsm, { recursive: true, force: true });
 
 // ESM bundles of CJS-era code need require/__dirname.
 const banner = {
@@ -69,17 +78,7 @@ const banner = {
 };
 
 await Promise.all([
-  // The CLI in chunks: what a command imports dynamically (PostgreSQL's client, OTLP's protobuf
-  // code) is read and compiled only when that command needs it. Chunks sit beside cli.js, so code
-  // that finds its workers and children by import.meta.url finds them from any chunk.
-  build({
-    ...node,
-    entryPoints: { cli: 'electron/cli/main.ts' },
-    outdir: 'dist',
-    splitting: true,
-    chunkNames: 'cli-[name]-[hash]',
-    banner,
-  }),
+  buildCli(),
   ...entries.map((e) =>
     build({
       ...node,
@@ -97,6 +96,42 @@ await Promise.all([
     outfile: 'dist/electron/preload.cjs',
   }),
 ]);
+
+/**
+ * The CLI in chunks: what a command imports dynamically (PostgreSQL's client, OTLP's protobuf code)
+ * is read and compiled only when that command needs it. As CommonJS: Node 20 keeps a code cache only
+ * for CommonJS (electron/cli/code-cache.ts). esbuild bundles (TypeScript, CommonJS dependencies) and
+ * splits, but only into ES modules; Rollup turns those chunks into CommonJS ones and maps them back
+ * through esbuild's source maps. Chunks sit beside cli.cjs, so code that finds its workers and
+ * children by import.meta.url (Rollup: the chunk's own file) finds them from any chunk.
+ */
+async function buildCli() {
+  // No `require` banner: in CommonJS, esbuild's require shim finds the module's own.
+  await build({ ...node, entryPoints: { cli: 'electron/cli/main.ts' }, outdir: cliEsm, splitting: true });
+  const bundle = await rollup({
+    input: path.join(cliEsm, 'cli.js'),
+    external: (id) => isBuiltin(id) || node.external.includes(id),
+    plugins: [
+      {
+        name: 'esbuild-output',
+        load: (id) => ({ code: readFileSync(id, 'utf8'), map: readFileSync(`${id}.map`, 'utf8') }),
+        resolveImportMeta: (prop) => ({ dirname: '__dirname', filename: '__filename' })[prop] ?? null,
+      },
+    ],
+    // esbuild's chunks import each other both ways; Rollup orders them as esbuild did.
+    onwarn: (w, warn) => (w.code === 'CIRCULAR_DEPENDENCY' ? undefined : warn(w)),
+  });
+  await bundle.write({
+    dir: path.join(root, 'dist'),
+    format: 'cjs',
+    entryFileNames: 'cli.cjs',
+    chunkFileNames: 'cli-[name]-[hash].cjs',
+    generatedCode: 'es2015',
+    sourcemap: true,
+  });
+  await bundle.close();
+  rmSync(cliEsm, { recursive: true, force: true });
+}
 
 if (!process.argv.includes('--node-only')) {
   const r = spawnSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--logLevel', 'warn'], {

@@ -83,7 +83,7 @@ if (bin) {
   );
   const child = spawn(
     process.execPath,
-    [path.join(root, 'dist/cli.js'), 'serve', folder, '--first-run', '--port', process.env.PORT ?? '0'],
+    [path.join(root, 'bin/proofloop.js'), 'serve', folder, '--first-run', '--port', process.env.PORT ?? '0'],
     {
       stdio: 'inherit',
     },

@@ -12,8 +12,8 @@ import { repoRoot, type ChildRun } from './tmp';
 export const BIN = path.join(repoRoot, 'bin', 'proofloop.js');
 
 export function assertBuilt(): void {
-  if (!existsSync(path.join(repoRoot, 'dist', 'cli.js')))
-    throw new Error('dist/cli.js is missing: run `npm run build` before these tests');
+  if (!existsSync(path.join(repoRoot, 'dist', 'cli.cjs')))
+    throw new Error('dist/cli.cjs is missing: run `npm run build` before these tests');
 }
 
 const limit = availableParallelism() + 1;
