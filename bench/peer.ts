@@ -383,7 +383,8 @@ export async function benchPeer(only?: 'small' | 'big') {
     const rounds = process.env.PL_BENCH_PEER_ROUNDS ? Number(process.env.PL_BENCH_PEER_ROUNDS) : null;
     // Six on the small folder: on this shared machine one round of either viewer swings by ±15%,
     // and the ratio of the medians (4-10 rounds each) read from 0.99× to 1.28× within an hour.
-    if (only !== 'big') out.small = await compare(browser, root, smallFolder(root), peerBin, rounds ?? 6, true);
+    if (only !== 'big')
+      out.small = await compare(browser, root, smallFolder(root), peerBin, rounds ?? 6, true);
     if (only !== 'small')
       out.big = await compare(
         browser,
