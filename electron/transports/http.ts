@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { isMethodName, PUSH_NAMES } from '../../shared/api/contract';
@@ -238,8 +238,13 @@ export async function startWebServer(
       fail(res, 404, 'not_found', `${pathname} not found`);
       return;
     }
+    // Read at once, not streamed: the renderer's files are a few hundred KB, and a stream's reads
+    // each wait for a turn of the event loop, which the opening import keeps busy while the page
+    // first asks for them.
+    const body = readFileSync(file);
     res.writeHead(200, {
       'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+      'content-length': body.length,
       'content-security-policy': CSP,
       'x-content-type-options': 'nosniff',
       'x-frame-options': 'DENY',
@@ -247,7 +252,7 @@ export async function startWebServer(
       'referrer-policy': 'no-referrer',
       'cache-control': 'no-cache',
     });
-    createReadStream(file).pipe(res);
+    res.end(body);
   }
 
   await new Promise<void>((resolve, reject) => {
