@@ -1,5 +1,5 @@
 /**
- * The built CLI (`node bin/proofloop.js`, which runs dist/cli.js) as the benches start it, and where
+ * The built CLI (`node bin/proofloop.js`, which runs dist/cli.cjs) as the benches start it, and where
  * its time goes: PROOFLOOP_BENCH_CPU_PROF=<dir> runs each CLI child under `node --cpu-prof` (one
  * profile per thread, workers included) into <dir>/<tag>/, and profileSummary() lists per thread
  * the functions with the most self time.
@@ -17,7 +17,7 @@ const profDir = () => process.env.PROOFLOOP_BENCH_CPU_PROF;
 /** node's argv for `proofloop <args>`; `tag` names the child's profile folder. */
 export function cliArgs(args: string[], tag: string): string[] {
   const bin = repoFile('bin/proofloop.js');
-  if (!existsSync(repoFile('dist/cli.js'))) throw new Error('the CLI is not built: npm run build');
+  if (!existsSync(repoFile('dist/cli.cjs'))) throw new Error('the CLI is not built: npm run build');
   const dir = profDir();
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, tag)}`, bin, ...args] : [bin, ...args];
 }

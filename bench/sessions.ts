@@ -106,7 +106,7 @@ export async function benchManySessions(root: string, n = Number(process.env.PL_
     if (listed !== n) throw new Error(`runs listed ${listed} of ${n}`);
     return figures(r);
   });
-  // The fixed cost of any CLI process: node, loading dist/cli.js, parsing argv.
+  // The fixed cost of any CLI process: node, loading dist/cli.cjs, parsing argv.
   const version = await times(3, async (i) => figures(await cli(['--version'], home, `many-version-${i}`)));
 
   // Does a command about one run look at the rest of the folder? A new session says.

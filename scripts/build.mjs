@@ -67,7 +67,7 @@ const entries = [
 // and the code caches made from them (electron/cli/code-cache.ts).
 const dist = new URL('../dist/', import.meta.url);
 if (existsSync(dist))
-  for (const f of readdirSync(dist)) if (/^cli[-.].*\.c?js(\.map)?$/.test(f)) rmSync(new URL(f, dist));
+  for (const f of readdirSync(dist)) if (/^cli([-.].*)?\.c?js(\.map)?$/.test(f)) rmSync(new URL(f, dist));
 rmSync(new URL('code-cache', dist), { recursive: true, force: true });
 const cliEsm = path.join(root, 'dist/.cli-esm');
 rmSync(cliEsm, { recursive: true, force: true });
