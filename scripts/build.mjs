@@ -63,12 +63,10 @@ const entries = [
   { in: 'electron/runner/gateway/worker.ts', out: 'dist/electron/gateway-worker.js' },
 ].filter((e) => existsSync(new URL(`../${e.in}`, import.meta.url)));
 
-// The CLI's chunks are named by their content's hash: those of earlier builds are removed first,
-// and the code caches made from them (electron/cli/code-cache.ts).
+// The CLI's chunks are named by their content's hash: those of earlier builds are removed first.
 const dist = new URL('../dist/', import.meta.url);
 if (existsSync(dist))
   for (const f of readdirSync(dist)) if (/^cli([-.].*)?\.c?js(\.map)?$/.test(f)) rmSync(new URL(f, dist));
-rmSync(new URL('code-cache', dist), { recursive: true, force: true });
 const cliEsm = path.join(root, 'dist/.cli-esm');
 rmSync(cliEsm, { recursive: true, force: true });
 
@@ -131,6 +129,16 @@ async function buildCli() {
   });
   await bundle.close();
   rmSync(cliEsm, { recursive: true, force: true });
+  // The code caches of chunks this build no longer has (electron/cli/code-cache.ts). The others
+  // stay: a chunk built again the same is the same file, and a cache carries its source's SHA-256,
+  // so a changed `cli.cjs` is compiled anew at its next start (`npm start` builds every time).
+  const caches = path.join(root, 'dist/code-cache');
+  if (existsSync(caches))
+    for (const f of readdirSync(caches)) {
+      const chunk = f.replace(/\.(lean|full)\.bin$/, '');
+      if (chunk === f || !existsSync(path.join(root, 'dist', chunk)))
+        rmSync(path.join(caches, f), { force: true });
+    }
 }
 
 if (!process.argv.includes('--node-only')) {
