@@ -2,16 +2,6 @@
 // The `proofloop` command: the built CLI (npm ci builds it; `npm run build` rebuilds it).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
-
-// Before the bundle loads: `serve` starts lean, its young generation at its first size and no
-// optimizing compiler (electron/lean.ts says why). A word `serve` that is no command (a folder so
-// named) only starts it lean: the CLI leaves lean mode for every command but serve.
-const lean = process.argv.slice(2).includes('serve');
-if (lean) {
-  setFlagsFromString('--semi-space-growth-factor=1');
-  setFlagsFromString('--no-turbofan');
-}
 
 const built = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
 if (!existsSync(built)) {
@@ -21,7 +11,11 @@ if (!existsSync(built)) {
 // The bundles are minified (scripts/build.mjs): a stack printed for a bug report is mapped back to
 // the sources. Only then: reading the maps costs memory every command would pay.
 if (process.env.PROOFLOOP_DEBUG === '1') process.setSourceMapsEnabled(true);
-// With the compiled code of earlier starts (dist/code-cache.js says how).
-const { loadWithCodeCache } = await import(new URL('../dist/code-cache.js', import.meta.url).href);
-const { main } = loadWithCodeCache(built, lean ? 'lean' : 'full');
+// The CLI loads with the compiled code of earlier starts (dist/code-cache.js says how).
+const { goLean, loadWithCodeCache } = await import(new URL('../dist/code-cache.js', import.meta.url).href);
+// Before the CLI's bundle loads: `serve` starts lean, its young generation at its first size and no
+// optimizing compiler (electron/lean.ts says why). A word `serve` that is no command (a folder so
+// named) only starts it lean: the CLI leaves lean mode for every command but serve.
+if (process.argv.slice(2).includes('serve')) goLean();
+const { main } = loadWithCodeCache(built);
 process.exitCode = await main(process.argv.slice(2));

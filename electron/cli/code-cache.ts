@@ -3,12 +3,16 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { Module, createRequire } from 'node:module';
 import path from 'node:path';
 import { Script } from 'node:vm';
-import { BEFORE_FLAGS_CHANGE, type FlagsMode } from '../lean';
+import { BEFORE_FLAGS_CHANGE, isLean, type FlagsMode } from '../lean';
+
+// bin/proofloop.js puts serve in lean mode through this bundle's copy of lean.ts (its flags set in
+// one place), so the loader knows which flags the CLI's code is compiled under.
+export { goLean } from '../lean';
 
 /**
  * Loads the CLI's CommonJS bundle (dist/cli.cjs and its chunks) with V8's code cache, the compiled
  * bytecode of an earlier start kept beside the bundle, so that a start does not parse and compile
- * the same ~550 KB of JavaScript again. `serve` printed its URL after 115 ms against 150 ms without
+ * the same ~550 KB of JavaScript again. `serve` printed its URL after 120 ms against 148 ms without
  * (bench/peer.ts's small folder, 12 starts each alternating), and the first calls of the page run
  * code already compiled. Node 22's `module.enableCompileCache()` does this for ES modules; Node 20
  * has no code cache for ES modules at all, hence CommonJS chunks (scripts/build.mjs) and this
@@ -45,30 +49,30 @@ const cpuMs = () => {
   return Math.round((u.user + u.system) / 1000);
 };
 
-export function cacheDirFor(distDir: string, env = process.env): string | null {
+function cacheDirFor(distDir: string, env = process.env): string | null {
   const v = env.PROOFLOOP_CODE_CACHE;
   if (v === '0') return null;
   return v ? path.resolve(v) : path.join(distDir, 'code-cache');
 }
 
-export function cacheFile(dir: string, script: string, mode: FlagsMode): string {
+function cacheFile(dir: string, script: string, mode: FlagsMode): string {
   return path.join(dir, `${path.basename(script)}.${mode}.bin`);
 }
 
 /**
  * Requires `entry` (a CommonJS file) with the code cache for every `.cjs` file in its folder whose
- * name starts like the entry's (its chunks). `mode` names V8's flags as they are now.
+ * name starts like the entry's (its chunks), compiled under V8's flags as lean.ts has set them.
  */
-export function loadWithCodeCache<T>(entry: string, startMode: FlagsMode, env = process.env): T {
+export function loadWithCodeCache<T>(entry: string, env = process.env): T {
   const distDir = path.dirname(entry);
   const dir = cacheDirFor(distDir, env);
   const say = env.PROOFLOOP_DEBUG === '1' ? (m: string) => process.stderr.write(`code cache: ${m}\n`) : null;
-  const require = createRequire(entry);
-  if (!dir) return require(entry) as T;
+  const requireEntry = () => createRequire(entry)(entry) as T;
+  if (!dir) return requireEntry();
 
   const prefix = path.basename(entry).replace(/\.cjs$/, '');
   const loaded: Loaded[] = [];
-  let mode = startMode;
+  let mode: FlagsMode = isLean() ? 'lean' : 'full';
   const extensions = (Module as unknown as { _extensions: Record<string, (m: Module, f: string) => void> })
     ._extensions;
   const plain = extensions['.cjs']!;
@@ -126,7 +130,7 @@ export function loadWithCodeCache<T>(entry: string, startMode: FlagsMode, env = 
     written = false;
   };
   process.on('exit', write);
-  return require(entry) as T;
+  return requireEntry();
 }
 
 function readCache(file: string, sha: Buffer): { data: Buffer; cpuMs: number } | null {

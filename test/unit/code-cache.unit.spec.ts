@@ -36,13 +36,11 @@ beforeEach(() => {
   writeFileSync(path.join(dist, 'app-chunk.cjs'), CHUNK);
   writeFileSync(
     path.join(dir, 'load.mts'),
-    `import { setFlagsFromString } from 'node:v8';
-const mode = process.env.CC_MODE ?? 'full';
-// As bin/proofloop.js does for serve: V8's flags set before the bundle loads.
-if (mode === 'lean') { setFlagsFromString('--semi-space-growth-factor=1'); setFlagsFromString('--no-turbofan'); }
-const { loadWithCodeCache } = await import(${JSON.stringify(CODE_CACHE)});
+    `const { loadWithCodeCache } = await import(${JSON.stringify(CODE_CACHE)});
 const lean = await import(${JSON.stringify(LEAN)});
-const m = loadWithCodeCache(${JSON.stringify(path.join(dist, 'app.cjs'))}, mode);
+// As bin/proofloop.js does for serve: lean before the bundle loads.
+if (process.env.CC_MODE === 'lean') lean.goLean();
+const m = loadWithCodeCache(${JSON.stringify(path.join(dist, 'app.cjs'))});
 const out = m.run();
 if (process.env.LEAVE_LEAN) lean.leaveLean();
 const cpu = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
