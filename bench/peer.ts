@@ -303,31 +303,31 @@ async function compare(
     'claude-run': [],
   };
   const errors: string[] = [];
-  // One unmeasured start of each first: every measured start then meets what a user who has run
-  // the viewer before meets, the OS's cache of its files warm and ProofLoop's code cache written
-  // (electron/cli/code-cache.ts). The folder stays new to every measured start (a fresh
-  // PROOFLOOP_HOME each). Not for the big folder, where a start is a small part of the time.
-  if (warmUp)
-    for (const v of ['claude-run', 'proofloop'] as const) {
-      if (v === 'claude-run' && !peerBin) continue;
-      const home = mkdtempSync(path.join(root, 'home-'));
-      await timeViewer(browser, v, folder, peerBin ?? '', home).catch(() => undefined);
+  const viewers = (first: 'proofloop' | 'claude-run') =>
+    (first === 'claude-run'
+      ? (['claude-run', 'proofloop'] as const)
+      : (['proofloop', 'claude-run'] as const)
+    ).filter((v) => v === 'proofloop' || peerBin);
+  // A fresh PROOFLOOP_HOME each start: the folder opened for the first time, its ledger built.
+  const start = async (v: 'proofloop' | 'claude-run') => {
+    const home = mkdtempSync(path.join(root, 'home-'));
+    try {
+      return await timeViewer(browser, v, folder, peerBin ?? '', home);
+    } finally {
       rmSync(home, { recursive: true, force: true });
     }
+  };
+  // One unmeasured start of each first: every measured start then meets what a user who has run
+  // the viewer before meets, the OS's cache of its files warm and ProofLoop's code cache written
+  // (electron/cli/code-cache.ts). Not for the big folder, where a start is a small part of the time.
+  if (warmUp) for (const v of viewers('claude-run')) await start(v).catch(() => undefined);
   for (let i = 0; i < rounds; i++) {
-    const order: ('proofloop' | 'claude-run')[] =
-      i % 2 === 0 ? ['claude-run', 'proofloop'] : ['proofloop', 'claude-run'];
-    for (const v of order) {
-      if (v === 'claude-run' && !peerBin) continue;
-      // A fresh PROOFLOOP_HOME each round: the folder opened for the first time, its ledger built.
-      const home = mkdtempSync(path.join(root, 'home-'));
+    for (const v of viewers(i % 2 === 0 ? 'claude-run' : 'proofloop')) {
       try {
-        runs[v].push(await timeViewer(browser, v, folder, peerBin ?? '', home));
+        runs[v].push(await start(v));
       } catch (e) {
         // One viewer failing keeps the other's figures, and says why.
         errors.push(`${v}: ${(e as Error).message.slice(0, 500)}`);
-      } finally {
-        rmSync(home, { recursive: true, force: true });
       }
     }
   }
