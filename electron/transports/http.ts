@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { isMethodName, PUSH_NAMES } from '../../shared/api/contract';
@@ -234,7 +234,7 @@ export async function startWebServer(
     }
     const rel = pathname === '/' ? 'index.html' : pathname.replace(/^\/+/, '');
     const file = path.resolve(staticDir, rel);
-    if (!isWithin(staticDir, file) || !existsSync(file) || !statSync(file).isFile()) {
+    if (!isWithin(staticDir, file) || !statSync(file, { throwIfNoEntry: false })?.isFile()) {
       fail(res, 404, 'not_found', `${pathname} not found`);
       return;
     }
