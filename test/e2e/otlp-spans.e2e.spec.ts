@@ -8,6 +8,16 @@ import { sender } from '../integration/helpers/otel-sender';
  * large trace a screenful at a time, and says when it went idle rather than staying "running".
  * Sent with the real OpenTelemetry JS SDK (proto exporter) to `proofloop serve`'s receiver.
  */
+/**
+ * Waits until `ms` have passed on performance.now(), the clock the SDK stamps spans with: a timer
+ * may fire a fraction of a millisecond early on it (a CI run measured a 30 ms hold as 29.975 ms).
+ */
+async function holdFor(ms: number): Promise<void> {
+  const t = performance.now();
+  while (performance.now() - t < ms)
+    await new Promise((r) => setTimeout(r, ms - (performance.now() - t) + 1));
+}
+
 test('an OTLP run: titled by service and prompt, its span tree with timings, idle after a quiet period', async ({
   page,
   folder,
@@ -38,7 +48,7 @@ test('an OTLP run: titled by service and prompt, its span tree with timings, idl
       },
       root,
     );
-    await new Promise((r) => setTimeout(r, 30));
+    await holdFor(30);
     await snd.end(chat);
     const tool = snd.span(
       'execute_tool read_file',
