@@ -38,6 +38,11 @@ export default tseslint.config(
     },
   },
   {
+    // Scripts the benches run inside Chromium's pages.
+    files: ['bench/page/**/*.js'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     // Issue 24: per-run and per-key state keyed by names from files (run ids, aggregate ids, kinds,
     // payload keys) never lives in a plain `{}`, where `__proto__`, `constructor` or `toString`
     // find Object.prototype's members: a Map, or shared/dict.ts's dict() (no prototype).

@@ -4,7 +4,7 @@
  * folders in the same run. For each folder and each viewer, a whole server process in Debian's
  * Chromium, as a new user meets it: start the server, open its page as soon as it is listening,
  * click the session, and time until the session's first assistant text is on screen ("first
- * messages"); then peak RSS of the server process (GNU time), which is stopped 2 s after.
+ * messages", stamped by the page at the frame that paints it: bench/painted.ts); then peak RSS of the server process (GNU time), which is stopped 2 s after.
  * - small: a `.claude` folder of 5 small sessions (~4 turns each) in 3 projects;
  * - big: one 200 MB session with multi-MB lines (as bench/sessions.ts writes them).
  * ProofLoop runs `serve <dir>/projects --no-otlp` on a fresh PROOFLOOP_HOME (its first open of the
@@ -27,6 +27,7 @@ import { writeClaudeSession, uuidOf } from './gen-claude';
 import { CHROMIUM_LAUNCH } from '../test/e2e/helpers/chromium';
 import { mulberry32 } from '../shared/prng';
 import { isMain } from './is-main';
+import { loadedEpoch, pageClock, paintedEpoch, watchPainted } from './painted';
 
 export const PEER = { name: 'claude-run', version: '0.3.0' };
 /** Kept for the figures after first messages, the same for both viewers. */
@@ -236,6 +237,7 @@ async function timeViewer(
   );
   urlLine.catch(() => undefined); // awaited below; not unhandled meanwhile
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  await watchPainted(page, [folder.promptPrefix, folder.textPrefix]);
   process.stderr.write(`peer: ${viewer} page opened\n`);
   let out: Omit<ViewerFigures, 'process'> | null = null;
   let failure: Error | null = null;
@@ -246,35 +248,37 @@ async function timeViewer(
         ? (JSON.parse(`{${printed.line.trim().replace(/,$/, '')}}`) as { url: string }).url
         : `http://localhost:${port}/`; // claude-run listens on localhost (::1 or 127.0.0.1)
     const t0 = performance.now() - printed.ms; // the spawn, on this clock
-    const say = (what: string) =>
-      process.stderr.write(`peer: ${viewer} ${what} at ${Math.round(performance.now() - t0)} ms\n`);
-    say('printed its URL');
     // claude-run prints its URL just before it listens: a refused connection is tried again.
     for (let tries = 0; ; tries++) {
       try {
-        await page.goto(url, { timeout: 300_000 });
+        await page.goto(url, { waitUntil: 'commit', timeout: 300_000 });
         break;
       } catch (e) {
         if (tries > 600 || !/ERR_CONNECTION_REFUSED/.test((e as Error).message)) throw e;
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    say('page loaded');
-    const loaded = performance.now() - t0;
-    const item = page.getByText(folder.promptPrefix).first();
-    await item.waitFor({ timeout: 300_000 });
-    const listed = performance.now() - t0;
-    say('listed the session');
-    await item.click();
-    await page.getByText(folder.textPrefix).first().waitFor({ state: 'visible', timeout: 300_000 });
-    const first = performance.now() - t0;
-    say('showed its first messages');
+    // The page's own stamps (bench/painted.ts), converted to this clock once the page is idle.
+    const listedP = paintedEpoch(page, folder.promptPrefix, 300_000);
+    listedP.catch(() => undefined); // awaited below; not unhandled meanwhile
+    const loaded = await loadedEpoch(page);
+    const listed = await listedP;
+    // Clicked as soon as it is painted: Playwright's own checks (visible, stable over two frames,
+    // receives the click) are the same for both viewers.
+    await page.getByText(folder.promptPrefix).first().click({ timeout: 300_000 });
+    const first = await paintedEpoch(page, folder.textPrefix, 300_000);
+    const here = await pageClock(page);
+    const since = (epoch: number) => Math.round(here(epoch) - t0);
     out = {
       url_ms: Math.round(printed.ms),
-      page_loaded_ms: Math.round(loaded),
-      session_listed_ms: Math.round(listed),
-      first_messages_ms: Math.round(first),
+      page_loaded_ms: since(loaded),
+      session_listed_ms: since(listed),
+      first_messages_ms: since(first),
     };
+    process.stderr.write(
+      `peer: ${viewer} URL ${out.url_ms} ms, loaded ${out.page_loaded_ms}, listed ${out.session_listed_ms}, ` +
+        `first messages ${out.first_messages_ms}\n`,
+    );
     await new Promise((r) => setTimeout(r, SETTLE_MS));
   } catch (e) {
     failure = e as Error;
@@ -339,6 +343,12 @@ async function compare(
           first_messages_ms: v.map((x) => x.first_messages_ms),
           peak_rss_mb: v.map((x) => x.process.peak_rss_mb),
           first_messages_median_ms: med(v.map((x) => x.first_messages_ms)),
+          // Where the time went, medians from the start: URL printed, page loaded, session listed.
+          phases_median_ms: {
+            url: med(v.map((x) => x.url_ms)),
+            loaded: med(v.map((x) => x.page_loaded_ms)),
+            listed: med(v.map((x) => x.session_listed_ms)),
+          },
           peak_rss_median_mb: med(v.map((x) => x.process.peak_rss_mb)),
         };
   const pl = summary(runs.proofloop);
