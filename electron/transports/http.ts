@@ -20,9 +20,18 @@ export interface WebServer {
 const MAX_BODY = 4 << 20;
 const TYPES = STATIC_TYPES;
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -143,6 +152,17 @@ export async function startWebServer(
   const token = opts.token ?? randomBytes(24).toString('base64url');
   const staticDir = opts.staticDir ? path.resolve(opts.staticDir) : null;
   let port = 0;
+  // The pushes this server has sent, named by the server and their count ("<server>.<n>"): a call's
+  // answer says how many had gone out when it began (`x-proofloop-pushes`), the push stream's first
+  // message (`hello`) how many before it listened. A page whose reads all began after every push its
+  // stream missed has nothing to read again when the stream connects (renderer/api/pushGap.ts).
+  const instance = randomBytes(6).toString('base64url');
+  let pushes = 0;
+  const pushesNow = () => `${instance}.${pushes}`;
+  // Registered before any stream's listener: a push is counted before a stream sends it.
+  const offCount = service.onPush((channel) => {
+    if (PUSH_NAMES.includes(channel)) pushes += 1;
+  });
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((e: Error) => {
@@ -202,8 +222,9 @@ export async function startWebServer(
         fail(res, 400, 'bad_args', `body of ${name}: ${(e as Error).message}`);
         return;
       }
+      const at = pushesNow();
       const result = await service.call(name, args, 'renderer');
-      send(res, result.ok ? 200 : (STATUS[result.error.code] ?? 400), result);
+      send(res, result.ok ? 200 : (STATUS[result.error.code] ?? 400), result, { 'x-proofloop-pushes': at });
       return;
     }
     serveStatic(pathname, res);
@@ -220,6 +241,8 @@ export async function startWebServer(
       if (!PUSH_NAMES.includes(channel)) return;
       res.write(`event: ${channel}\ndata: ${JSON.stringify(payload)}\n\n`);
     });
+    // In the same turn as the listener's registration: every push counted here is one it missed.
+    res.write(`event: hello\ndata: ${JSON.stringify({ pushes: pushesNow() })}\n\n`);
     const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
     req.on('close', () => {
       clearInterval(ping);
@@ -256,7 +279,10 @@ export async function startWebServer(
   }
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e) => {
+      offCount();
+      reject(e);
+    });
     server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
   });
   port = (server.address() as AddressInfo).port;
@@ -267,6 +293,7 @@ export async function startWebServer(
     url: `http://127.0.0.1:${port}/#token=${token}`,
     close: () =>
       new Promise<void>((resolve) => {
+        offCount();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

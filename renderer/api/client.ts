@@ -1,6 +1,7 @@
 import type { ArgsOf, MethodName, PushName, PushOf, ResultOf } from '../../shared/api/contract';
 import { RENDERER_PUSHES } from '../../shared/api/surface';
 import type { Result } from '../../shared/result';
+import { createPushGap } from './pushGap';
 
 /** What the renderer knows of the main process: the contract's methods and pushes, nothing else. */
 export interface ApiClient {
@@ -8,10 +9,12 @@ export interface ApiClient {
   call<M extends MethodName>(method: M, args: ArgsOf<M>): Promise<Result<ResultOf<M>>>;
   subscribe<P extends PushName>(channel: P, fn: (payload: PushOf<P>) => void): () => void;
   /**
-   * Called each time the push stream (re)connects. Pushes made while it was not connected are lost,
-   * so what they would have said must be read again then: without it, a page whose first list was
-   * read before an import committed, and whose stream connected after that import's push, showed
-   * no runs until the next push (for a folder with nothing new, never).
+   * Called when the push stream (re)connects having maybe missed pushes. Pushes made while it was
+   * not connected are lost, so what they would have said must be read again then: without it, a
+   * page whose first list was read before an import committed, and whose stream connected after
+   * that import's push, showed no runs until the next push (for a folder with nothing new, never).
+   * At its first connection, only if a push went out that the page's reads may not have seen
+   * (pushGap.ts); at every reconnection.
    */
   onConnected(fn: () => void): () => void;
   /**
@@ -48,14 +51,25 @@ function ipcClient(api: PreloadApi): ApiClient {
 function httpClient(token: string, base = ''): ApiClient {
   const listeners = new Map<string, Set<(p: unknown) => void>>();
   const connected = new Set<() => void>();
+  const gap = createPushGap();
+  const pending = new Set<Promise<unknown>>();
+  let hellos = 0;
   let source: EventSource | null = null;
   const ensureSource = () => {
     if (source) return;
     source = new EventSource(`${base}/api/events?token=${encodeURIComponent(token)}`);
-    // `open` comes with the response's headers, which the server writes once it listens for pushes
-    // (transports/http.ts, sse): from then on none is missed. EventSource reconnects by itself.
-    source.addEventListener('open', () => {
-      for (const fn of connected) fn();
+    // `hello` is the stream's first message, written once the server listens for pushes
+    // (transports/http.ts, sse): from then on none is missed. EventSource reconnects by itself, to
+    // a server that may have restarted: after the first, every connection reads again.
+    source.addEventListener('hello', (ev) => {
+      const notify = () => {
+        for (const fn of connected) fn();
+      };
+      if (hellos++ > 0) return notify();
+      const count = (JSON.parse((ev as MessageEvent<string>).data) as { pushes?: string }).pushes ?? '';
+      void Promise.allSettled([...pending]).then(() => {
+        if (gap.missed(count)) notify();
+      });
     });
     for (const name of RENDERER_PUSHES) {
       source.addEventListener(name, (ev) => {
@@ -64,17 +78,26 @@ function httpClient(token: string, base = ''): ApiClient {
       });
     }
   };
-  async function callRaw(method: string, args: unknown): Promise<Result<unknown>> {
+  async function send(method: string, args: unknown): Promise<Result<unknown>> {
+    const answered = gap.began();
     try {
       const res = await fetch(`${base}/api/${method}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-proofloop-token': token },
         body: JSON.stringify(args ?? {}),
       });
+      answered(res.headers.get('x-proofloop-pushes'));
       return (await res.json()) as Result<unknown>;
     } catch (e) {
+      answered(null);
       return { ok: false, error: { code: 'io', message: `cannot reach ProofLoop: ${(e as Error).message}` } };
     }
+  }
+  function callRaw(method: string, args: unknown): Promise<Result<unknown>> {
+    const p = send(method, args);
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+    return p;
   }
   return {
     transport: 'http',

@@ -1,5 +1,6 @@
 import { test, expect } from './helpers/fixtures';
 import { writeJsonl } from './helpers/server';
+import { appendRun, DEMO_EVENTS } from './helpers/runs';
 
 /**
  * The runs list's rows: titles come with the list itself (runs.list carries the glances of its
@@ -71,4 +72,34 @@ test('the runs list shows its rows’ titles and counts without a request per ro
   expect(asked['runs.details'], JSON.stringify(asked)).toBeLessThanOrEqual(3);
   expect(asked['run.summary']).toBe(0);
   expect(asked['state.at']).toBe(0);
+});
+
+/**
+ * Web mode: the page reads the folder and the runs at its start, and again when its push stream
+ * connects only if a push went out that those reads may not have seen (renderer/api/pushGap.ts). It
+ * read both twice at every start, in the moments after the list was first drawn. The other side, a
+ * push missed before the stream connected, is live.e2e.spec.ts's "a run made while the page was not
+ * yet listening".
+ */
+test('a page whose stream missed no push reads the folder and the runs once', async ({
+  app,
+  server,
+  page,
+}) => {
+  await appendRun(server, 'one', DEMO_EVENTS.slice(0, 2));
+  // Nothing pushes from here on: the run is in the ledger before the page opens.
+  await expect.poll(async () => (await server.call<unknown[]>('runs.list')).length).toBe(1);
+  const asked: Record<string, number> = { 'runs.list': 0, 'folder.current': 0 };
+  page.on('request', (req) => {
+    const m = /\/api\/([\w.]+)$/.exec(req.url())?.[1];
+    if (m && m in asked) asked[m]! += 1;
+  });
+  const stream = page.waitForResponse((res) => new URL(res.url()).pathname === '/api/events');
+  await app.open();
+  await expect(app.runItem('one')).toBeVisible();
+  // The stream's hello (written with its headers) decides within milliseconds of them: a second
+  // is ample for the reads it would have made.
+  await stream;
+  await page.waitForTimeout(1000);
+  expect(asked, JSON.stringify(asked)).toEqual({ 'runs.list': 1, 'folder.current': 1 });
 });

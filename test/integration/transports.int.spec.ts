@@ -154,3 +154,77 @@ describe('transports refuse what they must', () => {
     expect(good).toMatchObject({ ok: true });
   });
 });
+
+describe("web mode's push count: what a page's first push connection may have missed", () => {
+  const f = freshFolder();
+  let service: ProofloopService;
+  let server: WebServer;
+
+  beforeAll(async () => {
+    service = new ProofloopService();
+    await service.openFolder(f.dir);
+    server = await startWebServer(service, { staticDir: null });
+  });
+  afterAll(async () => {
+    await server.close();
+    service.closeFolder();
+    f.cleanup();
+  });
+
+  const count = async (method: string) => {
+    const res = await fetch(`http://127.0.0.1:${server.port}/api/${method}`, {
+      method: 'POST',
+      headers: { 'x-proofloop-token': server.token, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    await res.json();
+    return res.headers.get('x-proofloop-pushes');
+  };
+  /** The push stream's first message, then the stream closed. */
+  const hello = async () => {
+    const res = await fetch(`http://127.0.0.1:${server.port}/api/events?token=${server.token}`);
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!/event: hello\ndata: .*\n\n/.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended before its hello: ${text}`);
+      text += new TextDecoder().decode(value);
+    }
+    await reader.cancel();
+    return (JSON.parse(/event: hello\ndata: (.*)\n\n/.exec(text)![1]!) as { pushes: string }).pushes;
+  };
+
+  it('a call’s answer and the stream’s hello carry the same count until a push goes out, then both the next', async () => {
+    const first = await count('runs.list');
+    expect(first).toMatch(/^[\w-]+\.\d+$/);
+    expect(await hello()).toBe(first);
+    service.ctx.emit('runs.changed', { run_ids: [] });
+    service.ctx.emit('folder.changed', { folder: f.dir });
+    const [server_, n] = first!.split('.');
+    const after = `${server_}.${Number(n) + 2}`;
+    expect(await hello()).toBe(after);
+    expect(await count('folder.current')).toBe(after);
+  });
+
+  it('a failed call carries the count too; another server counts under another name', async () => {
+    const res = await fetch(`http://127.0.0.1:${server.port}/api/events.read`, {
+      method: 'POST',
+      headers: { 'x-proofloop-token': server.token, 'content-type': 'application/json' },
+      body: '{"run_id":42}',
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('x-proofloop-pushes')).toBe(await count('runs.list'));
+    const other = await startWebServer(service, { staticDir: null });
+    try {
+      const a = (await count('runs.list'))!.split('.')[0];
+      const b = await fetch(`http://127.0.0.1:${other.port}/api/runs.list`, {
+        method: 'POST',
+        headers: { 'x-proofloop-token': other.token, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(b.headers.get('x-proofloop-pushes')!.split('.')[0]).not.toBe(a);
+    } finally {
+      await other.close();
+    }
+  });
+});
