@@ -1,5 +1,6 @@
 import { memo, useCallback, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
+import { sizesAfterLayout } from './virtual';
 import {
   childPath,
   MAX_CHILDREN,
@@ -250,13 +251,7 @@ export function VirtualJsonTree({
     estimateSize: () => LINE_HEIGHT,
     getItemKey: (i) => lines[i]!.key,
     overscan: 12,
-    // Never read a line's height as it mounts (offsetHeight in the commit forces a layout): the
-    // ResizeObserver reports it after the frame's own layout; until then the last known height.
-    measureElement: (el, entry, v) => {
-      const box = entry?.borderBoxSize?.[0];
-      if (box) return Math.round(box.blockSize);
-      return v.itemSizeCache.get(v.options.getItemKey(v.indexFromElement(el))) ?? LINE_HEIGHT;
-    },
+    ...sizesAfterLayout<HTMLDivElement, Element>(),
   });
   const onToggle = useCallback(
     (key: string, open: boolean) => setToggled((m) => new Map(m).set(key, open)),

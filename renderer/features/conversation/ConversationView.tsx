@@ -1,5 +1,6 @@
 import { memo, useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
+import { sizesAfterLayout } from '../../ui/virtual';
 import { useApp } from '../../store';
 import { setStepHint } from '../../store/inspectorSlice';
 import { eventCache } from '../timeline/eventCache';
@@ -292,7 +293,11 @@ export function ConversationView() {
     },
     getItemKey: (i) => rows[i]?.key ?? i,
     overscan: 6,
+    ...sizesAfterLayout<HTMLDivElement, Element>(),
   });
+  const items = virtualizer.getVirtualItems();
+  const before = items[0]?.start ?? 0;
+  const after = items.length ? virtualizer.getTotalSize() - items[items.length - 1]!.end : 0;
 
   // The inspector asks ahead for the state of the next stop of the conversation, not of seq + 1.
   useEffect(() => {
@@ -362,21 +367,16 @@ export function ConversationView() {
         {head === 0 ? (
           <div className="loading">No events yet.</div>
         ) : (
-          <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
-            {virtualizer.getVirtualItems().map((v) => {
+          <>
+            <div style={{ height: before }} />
+            {items.map((v) => {
               const row = rows[v.index]!;
               const prev = rows[v.index - 1];
               // A subagent's own run is all sidechain: nested only inside its parent session.
               const side = !parent && row.kind === 'item' && row.item.sidechain === true;
               const sideStart = side && !(prev?.kind === 'item' && prev.item.sidechain === true);
               return (
-                <div
-                  key={v.key}
-                  data-index={v.index}
-                  ref={virtualizer.measureElement}
-                  className="conv-slot"
-                  style={{ transform: `translateY(${v.start}px)` }}
-                >
+                <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="conv-slot">
                   {row.kind === 'page' ? (
                     <Placeholder row={row} model={model} />
                   ) : (
@@ -385,7 +385,8 @@ export function ConversationView() {
                 </div>
               );
             })}
-          </div>
+            <div style={{ height: after }} />
+          </>
         )}
       </div>
     </div>

@@ -1,5 +1,6 @@
 import { useLayoutEffect, useMemo, useRef } from 'react';
 import { observeElementOffset, useVirtualizer } from '@tanstack/react-virtual';
+import { sizesAfterLayout } from '../../ui/virtual';
 import { useApp } from '../../store';
 import { runSummaryOf } from '../../store/runsSlice';
 import { lowerBound } from '../../store/timelineSlice';
@@ -44,6 +45,7 @@ export function Timeline() {
     // A scroll re-renders the rows in a task of its own, not inside the scroll event of the frame
     // that paints a step: the overscan rows cover the few pixels a step scrolls.
     useFlushSync: false,
+    ...sizesAfterLayout<HTMLDivElement, Element>(),
   });
 
   // Keep the shown row in view without re-rendering the list on every step. Rows have one height,
