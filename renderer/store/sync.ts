@@ -31,6 +31,23 @@ function applyRoute(route: Route): void {
   } else if (s.view !== 'home') s.goHome();
 }
 
+/**
+ * Runs `fn` once the frame that shows the store's change is painted (or after 250 ms, for a page
+ * that draws no frames, hidden): history.pushState is a same-document navigation, ~7 ms of the
+ * click that opens a run (a CPU profile of its handler), and the address bar can follow a frame
+ * later.
+ */
+function afterPaint(fn: () => void): void {
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+  requestAnimationFrame(() => setTimeout(once, 0));
+  setTimeout(once, 250);
+}
+
 /** Wires pushes to the store and the store to the URL hash. Returns the teardown. */
 export function startSync(): () => void {
   // The selected run's rows follow every append at once; its summary in the list within a second.
@@ -99,7 +116,7 @@ export function startSync(): () => void {
     ) {
       if (pending) return;
       pending = true;
-      queueMicrotask(() => {
+      afterPaint(() => {
         pending = false;
         writeHash();
       });
