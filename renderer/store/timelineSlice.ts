@@ -173,9 +173,7 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
         else get().requestState();
       });
       void loadMarkers(runId);
-      // A run the list says has none is not asked (one request fewer on the click that opens it):
-      // a finding recorded later comes with the list's next read (syncSelectedRun).
-      if (!known || known.findings > 0) void get().reloadFindings();
+      void get().reloadFindings();
     },
 
     syncSelectedRun() {

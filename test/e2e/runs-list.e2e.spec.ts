@@ -87,19 +87,40 @@ test('a page whose stream missed no push reads the folder and the runs once', as
   page,
 }) => {
   await appendRun(server, 'one', DEMO_EVENTS.slice(0, 2));
-  // Nothing pushes from here on: the run is in the ledger before the page opens.
+  // The run's import pushes as it commits (events, the list, its jobs): the page opens once the
+  // server has been quiet for a while, and a listener of our own says whether it stays quiet.
+  const pushes: string[] = [];
+  let lastPushAt = Date.now();
+  const stream = await fetch(`${server.base}/api/events?token=${encodeURIComponent(server.token)}`);
+  const reader = stream.body!.getReader();
+  const text = new TextDecoder();
+  void (async () => {
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) return;
+      for (const m of text.decode(value, { stream: true }).matchAll(/^event: ([\w.]+)$/gm))
+        if (m[1] !== 'hello') {
+          pushes.push(m[1]!);
+          lastPushAt = Date.now();
+        }
+    }
+  })();
   await expect.poll(async () => (await server.call<unknown[]>('runs.list')).length).toBe(1);
+  await expect.poll(() => Date.now() - lastPushAt, { timeout: 20_000 }).toBeGreaterThan(1500);
+  const quietFrom = pushes.length;
   const asked: Record<string, number> = { 'runs.list': 0, 'folder.current': 0 };
   page.on('request', (req) => {
     const m = /\/api\/([\w.]+)$/.exec(req.url())?.[1];
     if (m && m in asked) asked[m]! += 1;
   });
-  const stream = page.waitForResponse((res) => new URL(res.url()).pathname === '/api/events');
+  const pageStream = page.waitForResponse((res) => new URL(res.url()).pathname === '/api/events');
   await app.open();
   await expect(app.runItem('one')).toBeVisible();
   // The stream's hello (written with its headers) decides within milliseconds of them: a second
   // is ample for the reads it would have made.
-  await stream;
+  await pageStream;
   await page.waitForTimeout(1000);
+  await reader.cancel();
+  expect(pushes.slice(quietFrom), 'pushes while the page opened').toEqual([]);
   expect(asked, JSON.stringify(asked)).toEqual({ 'runs.list': 1, 'folder.current': 1 });
 });
