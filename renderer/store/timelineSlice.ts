@@ -61,6 +61,8 @@ const NO_RUN_DATA = {
 } satisfies Partial<TimelineSlice>;
 
 const MARKER_LIMIT = 5000;
+/** How long a run opened from the list waits for its first events before its view is drawn. */
+const FIRST_PAGE_WAIT_MS = 300;
 /** How often a live run's appends reach the timeline (see applyAppendedSoon). */
 const APPEND_EVERY_MS = 100;
 const FILTER_LIMIT = 20_000;
@@ -144,10 +146,19 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
       const head = known?.head_seq ?? 0;
       awaited = seq != null && seq > head ? { runId, seq } : null;
       const wanted = seq ?? (head > 0 ? 1 : 0);
-      eventCache(runId, head);
+      const cache = eventCache(runId, head);
       const first = Math.min(wanted, head || wanted);
+      // From the list, the run's view is drawn once with its first events, not empty and then again
+      // when they arrive: their page is read first, for at most FIRST_PAGE_WAIT_MS.
+      const fromHome = get().view === 'home' && first > 0 && !cache.peek(first);
+      if (fromHome)
+        void Promise.race([cache.fetch(first), new Promise((r) => setTimeout(r, FIRST_PAGE_WAIT_MS))]).then(
+          () => {
+            if (token === selectToken && get().runId === runId) set({ view: 'run' });
+          },
+        );
       set({
-        view: 'run',
+        view: fromHome ? get().view : 'run',
         runId,
         head,
         seq: first,

@@ -124,3 +124,33 @@ test('a page whose stream missed no push reads the folder and the runs once', as
   expect(pushes.slice(quietFrom), 'pushes while the page opened').toEqual([]);
   expect(asked, JSON.stringify(asked)).toEqual({ 'runs.list': 1, 'folder.current': 1 });
 });
+
+/**
+ * A run opened from the list is drawn once, with its first events: its view used to be drawn empty
+ * at the click (~30 ms of the click's handler) and again when the events came. Its first page is
+ * read before the view switches, for at most FIRST_PAGE_WAIT_MS (store/timelineSlice.ts).
+ */
+test('a run opened from the list is drawn with its first events, not empty first', async ({
+  app,
+  server,
+  page,
+}) => {
+  await appendRun(server, 'drawn', DEMO_EVENTS.slice(0, 4));
+  // What the run's view held in the first frame it was in the page.
+  // (A script, as the page runs it: this file is compiled without the DOM's types.)
+  await page.addInitScript(`
+    const observer = new MutationObserver(() => {
+      if (!document.querySelector('[data-testid="run-title"]')) return;
+      const row = document.querySelector('[data-testid="timeline-row"][data-seq="1"]');
+      window.__firstView = row ? (row.getAttribute('data-kind') ?? 'row without its event') : 'no row';
+      observer.disconnect();
+    });
+    document.addEventListener('DOMContentLoaded', () =>
+      observer.observe(document.body, { childList: true, subtree: true, attributes: true }),
+    );
+  `);
+  await app.open();
+  await app.selectRun('drawn');
+  const first = await page.evaluate(() => (globalThis as unknown as { __firstView?: string }).__firstView);
+  expect(first).toBe(DEMO_EVENTS[0]!.kind);
+});
