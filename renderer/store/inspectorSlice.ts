@@ -4,6 +4,7 @@ import type { StateAt, StateChanges } from '../api/types';
 import { currentCache } from '../features/timeline/eventCache';
 import type { AppState } from './index';
 import { shareEqual } from './shareEqual';
+import { afterPaint } from '../ui/afterPaint';
 import { changes as stateChanges } from '../../shared/state/changes';
 
 /**
@@ -63,8 +64,6 @@ export const createInspectorSlice: StateCreator<AppState, [], [], InspectorSlice
       if (viewSeq !== seq) set({ viewSeq: seq });
     }, VIEW_WAIT_MS);
   }
-
-  const afterPaint = (fn: () => void) => requestAnimationFrame(() => setTimeout(fn, 0));
 
   type Loaded = { at: UiResult<StateAt>; ch: UiResult<StateChanges> | null };
   // States asked for ahead of the selection (the next seq in the stepping direction), used once.

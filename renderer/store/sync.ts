@@ -2,6 +2,7 @@ import { onConnected, subscribe } from '../api/api';
 import { formatHash, parseHash, type Route } from './route';
 import { useApp } from './index';
 import { throttled } from './throttle';
+import { afterPaint } from '../ui/afterPaint';
 
 /** How long the steps pause before the URL hash shows the seq. */
 const HASH_SETTLE_MS = 300;
@@ -29,23 +30,6 @@ function applyRoute(route: Route): void {
     if (route.left !== s.diffLeft || route.right !== s.diffRight || s.view !== 'diff')
       void s.openDiff(route.left, route.right);
   } else if (s.view !== 'home') s.goHome();
-}
-
-/**
- * Runs `fn` once the frame that shows the store's change is painted (or after 250 ms, for a page
- * that draws no frames, hidden): history.pushState is a same-document navigation, ~7 ms of the
- * click that opens a run (a CPU profile of its handler), and the address bar can follow a frame
- * later.
- */
-function afterPaint(fn: () => void): void {
-  let done = false;
-  const once = () => {
-    if (done) return;
-    done = true;
-    fn();
-  };
-  requestAnimationFrame(() => setTimeout(once, 0));
-  setTimeout(once, 250);
 }
 
 /** Wires pushes to the store and the store to the URL hash. Returns the teardown. */
@@ -116,10 +100,13 @@ export function startSync(): () => void {
     ) {
       if (pending) return;
       pending = true;
+      // After the frame that shows the change: history.pushState is a same-document navigation,
+      // ~7 ms of the click that opens a run (a CPU profile of its handler); the address bar can
+      // follow a frame later (or 250 ms later, in a page that draws no frames).
       afterPaint(() => {
         pending = false;
         writeHash();
-      });
+      }, 250);
     } else if (st.seq !== prev.seq && !pending) {
       if (stepTimer !== null) clearTimeout(stepTimer);
       stepTimer = setTimeout(writeHash, HASH_SETTLE_MS);
