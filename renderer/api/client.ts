@@ -66,7 +66,12 @@ function httpClient(token: string, base = ''): ApiClient {
         for (const fn of connected) fn();
       };
       if (hellos++ > 0) return notify();
-      const count = (JSON.parse((ev as MessageEvent<string>).data) as { pushes?: string }).pushes ?? '';
+      let count = '';
+      try {
+        count = String((JSON.parse((ev as MessageEvent<string>).data) as { pushes?: unknown }).pushes ?? '');
+      } catch {
+        // Unreadable: the count stays unknown, and the page reads again.
+      }
       void Promise.allSettled([...pending]).then(() => {
         if (gap.missed(count)) notify();
       });
