@@ -67,6 +67,11 @@ export async function paintedEpoch(page: Page, text: string, timeoutMs: number):
   }
 }
 
+/** When the page first received a pointer press, in its epoch milliseconds (null: none yet). */
+export function pressedEpoch(page: Page): Promise<number | null> {
+  return page.evaluate(() => (globalThis as unknown as { __plPressedAt?: number }).__plPressedAt ?? null);
+}
+
 /** The end of the page's load event, in the page's epoch milliseconds. */
 export async function loadedEpoch(page: Page): Promise<number> {
   await page.waitForLoadState('load');

@@ -27,7 +27,7 @@ import { writeClaudeSession, uuidOf } from './gen-claude';
 import { CHROMIUM_LAUNCH } from '../test/e2e/helpers/chromium';
 import { mulberry32 } from '../shared/prng';
 import { isMain } from './is-main';
-import { loadedEpoch, pageClock, paintedEpoch, watchPainted } from './painted';
+import { loadedEpoch, pageClock, paintedEpoch, pressedEpoch, watchPainted } from './painted';
 
 export const PEER = { name: 'claude-run', version: '0.3.0' };
 /** Kept for the figures after first messages, the same for both viewers. */
@@ -204,6 +204,8 @@ interface ViewerFigures {
   url_ms: number;
   page_loaded_ms: number;
   session_listed_ms: number;
+  /** When the page received the click's press: after it, the page's own time to first messages. */
+  pressed_ms: number | null;
   first_messages_ms: number;
   process: ChildFigures;
 }
@@ -267,17 +269,19 @@ async function timeViewer(
     // receives the click) are the same for both viewers.
     await page.getByText(folder.promptPrefix).first().click({ timeout: 300_000 });
     const first = await paintedEpoch(page, folder.textPrefix, 300_000);
+    const pressed = await pressedEpoch(page);
     const here = await pageClock(page);
     const since = (epoch: number) => Math.round(here(epoch) - t0);
     out = {
       url_ms: Math.round(printed.ms),
       page_loaded_ms: since(loaded),
       session_listed_ms: since(listed),
+      pressed_ms: pressed === null ? null : since(pressed),
       first_messages_ms: since(first),
     };
     process.stderr.write(
       `peer: ${viewer} URL ${out.url_ms} ms, loaded ${out.page_loaded_ms}, listed ${out.session_listed_ms}, ` +
-        `first messages ${out.first_messages_ms}\n`,
+        `pressed ${out.pressed_ms}, first messages ${out.first_messages_ms}\n`,
     );
     await new Promise((r) => setTimeout(r, SETTLE_MS));
   } catch (e) {
@@ -348,6 +352,14 @@ async function compare(
             url: med(v.map((x) => x.url_ms)),
             loaded: med(v.map((x) => x.page_loaded_ms)),
             listed: med(v.map((x) => x.session_listed_ms)),
+            // From the listed row's paint to the page's receiving the press (the driver's click),
+            // and from the press to first messages (the page's answer).
+            list_to_press: med(
+              v.flatMap((x) => (x.pressed_ms === null ? [] : [x.pressed_ms - x.session_listed_ms])),
+            ),
+            press_to_first: med(
+              v.flatMap((x) => (x.pressed_ms === null ? [] : [x.first_messages_ms - x.pressed_ms])),
+            ),
           },
           peak_rss_median_mb: med(v.map((x) => x.process.peak_rss_mb)),
         };

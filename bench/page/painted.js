@@ -1,7 +1,16 @@
 // Runs in the page before any of its own scripts (bench/painted.ts installs it as an init script
 // with the texts to watch in `window.__plPaintedTexts`). For each text, a promise of the page's
-// epoch milliseconds at the end of the first frame that shows it in a visible element.
+// epoch milliseconds at the end of the first frame that shows it in a visible element; and when the
+// page first received a pointer press (`window.__plPressedAt`), which splits a click's time between
+// the driver's delivering it and the page's answering it.
 (() => {
+  addEventListener(
+    'pointerdown',
+    () => {
+      window.__plPressedAt ??= performance.timeOrigin + performance.now();
+    },
+    { capture: true },
+  );
   const texts = window.__plPaintedTexts ?? [];
   const stamps = {};
   window.__plPainted = stamps;

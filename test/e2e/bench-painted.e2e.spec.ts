@@ -1,11 +1,11 @@
 import { test, expect } from '@playwright/test';
-import { paintedEpoch, watchPainted } from '../../bench/painted';
+import { paintedEpoch, pressedEpoch, watchPainted } from '../../bench/painted';
 
 /**
  * The peer bench's clock for "on screen" (bench/painted.ts): the page stamps the frame that first
  * shows a text, whenever it comes, and a text in the DOM but hidden only once it is shown.
  */
-test('bench/painted.ts stamps the first frame that shows a text, and a hidden text only once shown', async ({
+test('bench/painted.ts stamps the first frame that shows a text, a hidden text only once shown, and the first press', async ({
   page,
 }) => {
   await watchPainted(page, ['words that come late', 'words kept hidden']);
@@ -33,4 +33,12 @@ test('bench/painted.ts stamps the first frame that shows a text, and a hidden te
   // the hidden text not while it was in the DOM unseen.
   expect(late).toBeGreaterThanOrEqual(added);
   expect(hidden).toBeGreaterThanOrEqual(shown);
+
+  // The first pointer press, stamped by the page as it receives it (a click's driver's part ends).
+  expect(await pressedEpoch(page)).toBeNull();
+  const before = await page.evaluate(() => performance.timeOrigin + performance.now());
+  await page.getByText('words that come late').click();
+  const pressed = await pressedEpoch(page);
+  expect(pressed).not.toBeNull();
+  expect(pressed!).toBeGreaterThanOrEqual(before);
 });
