@@ -130,17 +130,21 @@ test('a page whose stream missed no push reads the folder and the runs once', as
  * at the click (~30 ms of the click's handler) and again when the events came. Its first page is
  * read before the view switches, for at most FIRST_PAGE_WAIT_MS (store/timelineSlice.ts).
  */
-test('a run opened from the list is drawn with its first events, not empty first', async ({
+test('a run opened from the list is drawn with its first events, not empty first; its row is selected meanwhile', async ({
   app,
   server,
   page,
 }) => {
   await appendRun(server, 'drawn', DEMO_EVENTS.slice(0, 4));
-  // What the run's view held in the first frame it was in the page.
-  // (A script, as the page runs it: this file is compiled without the DOM's types.)
+  // What the run's view held in the first frame it was in the page, and whether its row was selected
+  // before (while its events were read). (A script, as the page runs it: this file is compiled
+  // without the DOM's types.)
   await page.addInitScript(`
     const observer = new MutationObserver(() => {
-      if (!document.querySelector('[data-testid="run-title"]')) return;
+      if (!document.querySelector('[data-testid="run-title"]')) {
+        if (document.querySelector('.run-item.selected')) window.__selectedBefore = true;
+        return;
+      }
       const row = document.querySelector('[data-testid="timeline-row"][data-seq="1"]');
       window.__firstView = row ? (row.getAttribute('data-kind') ?? 'row without its event') : 'no row';
       observer.disconnect();
@@ -151,6 +155,9 @@ test('a run opened from the list is drawn with its first events, not empty first
   `);
   await app.open();
   await app.selectRun('drawn');
-  const first = await page.evaluate(() => (globalThis as unknown as { __firstView?: string }).__firstView);
-  expect(first).toBe(DEMO_EVENTS[0]!.kind);
+  const seen = await page.evaluate(() => {
+    const w = globalThis as unknown as { __firstView?: string; __selectedBefore?: boolean };
+    return { first: w.__firstView, selectedBefore: w.__selectedBefore ?? false };
+  });
+  expect(seen).toEqual({ first: DEMO_EVENTS[0]!.kind, selectedBefore: true });
 });

@@ -218,7 +218,9 @@ export function RunList() {
   const runsError = useApp((s) => s.runsError);
   const filter = useApp((s) => s.runsFilter);
   const sort = useApp((s) => s.runsSort);
-  const selected = useApp((s) => (s.view === 'run' ? s.runId : null));
+  // Home with a run: one being opened, its view drawn once its first events are read (at most
+  // 300 ms, timelineSlice.ts): its row is selected meanwhile.
+  const selected = useApp((s) => (s.view === 'run' || s.view === 'home' ? s.runId : null));
   const compareWith = useApp((s) => s.compareWith);
   const setFilter = useApp((s) => s.setRunsFilter);
   const setSort = useApp((s) => s.setRunsSort);
