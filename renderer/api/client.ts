@@ -52,7 +52,6 @@ function httpClient(token: string, base = ''): ApiClient {
   const listeners = new Map<string, Set<(p: unknown) => void>>();
   const connected = new Set<() => void>();
   const gap = createPushGap();
-  const pending = new Set<Promise<unknown>>();
   let hellos = 0;
   let source: EventSource | null = null;
   const ensureSource = () => {
@@ -72,7 +71,7 @@ function httpClient(token: string, base = ''): ApiClient {
       } catch {
         // Unreadable: the count stays unknown, and the page reads again.
       }
-      void Promise.allSettled([...pending]).then(() => {
+      void gap.answered().then(() => {
         if (gap.missed(count)) notify();
       });
     });
@@ -83,7 +82,7 @@ function httpClient(token: string, base = ''): ApiClient {
       });
     }
   };
-  async function send(method: string, args: unknown): Promise<Result<unknown>> {
+  async function callRaw(method: string, args: unknown): Promise<Result<unknown>> {
     const answered = gap.began();
     try {
       const res = await fetch(`${base}/api/${method}`, {
@@ -97,12 +96,6 @@ function httpClient(token: string, base = ''): ApiClient {
       answered(null);
       return { ok: false, error: { code: 'io', message: `cannot reach ProofLoop: ${(e as Error).message}` } };
     }
-  }
-  function callRaw(method: string, args: unknown): Promise<Result<unknown>> {
-    const p = send(method, args);
-    pending.add(p);
-    void p.finally(() => pending.delete(p));
-    return p;
   }
   return {
     transport: 'http',

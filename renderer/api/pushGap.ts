@@ -10,6 +10,8 @@
 export interface PushGap {
   /** A call began; the returned function takes its answer's count (null: none, or it failed). */
   began(): (count: string | null) => void;
+  /** Settles once every call begun so far has its answer (or none: it failed). */
+  answered(): Promise<void>;
   /**
    * Whether a stream that says `hello` with this count may have missed what the reads answered so
    * far did not see. Ask once the calls begun before the hello are answered.
@@ -27,12 +29,19 @@ export function createPushGap(): PushGap {
   let lowest = Infinity;
   // A read without a count (failed, or from a server that does not count) may have missed anything.
   let unknown = false;
+  // The calls begun and not answered yet: each settles with its answer.
+  const open = new Set<Promise<void>>();
   return {
     began() {
       let done = false;
+      let settle!: () => void;
+      const waiting = new Promise<void>((resolve) => (settle = resolve));
+      open.add(waiting);
       return (count) => {
         if (done) return;
         done = true;
+        open.delete(waiting);
+        settle();
         const c = count === null ? null : parse(count);
         if (!c || (server !== null && c.server !== server)) {
           unknown = true;
@@ -42,6 +51,7 @@ export function createPushGap(): PushGap {
         lowest = Math.min(lowest, c.n);
       };
     },
+    answered: () => Promise.all([...open]).then(() => undefined),
     missed(hello) {
       const h = parse(hello);
       if (!h || unknown || server === null || h.server !== server) return true;

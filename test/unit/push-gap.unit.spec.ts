@@ -38,4 +38,19 @@ describe('pushGap (does the push stream’s first connection call for reading ag
     expect(gap.missed('s1.0')).toBe(false);
     expect(gap.missed('s1.1')).toBe(true);
   });
+
+  it('says when every call begun so far is answered', async () => {
+    const gap = createPushGap();
+    const first = gap.began();
+    const second = gap.began();
+    let settled = false;
+    void gap.answered().then(() => (settled = true));
+    first('s1.0');
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    second(null);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(settled).toBe(true);
+    await expect(createPushGap().answered()).resolves.toBeUndefined();
+  });
 });
