@@ -158,7 +158,7 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
           },
         );
       set({
-        view: fromHome ? get().view : 'run',
+        view: fromHome ? 'home' : 'run',
         runId,
         head,
         seq: first,

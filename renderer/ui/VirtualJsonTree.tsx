@@ -1,6 +1,6 @@
 import { memo, useCallback, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { sizesAfterLayout } from './virtual';
+import { flowRows, sizesAfterLayout } from './virtual';
 import {
   childPath,
   MAX_CHILDREN,
@@ -258,9 +258,7 @@ export function VirtualJsonTree({
     [],
   );
   const onMore = useCallback((key: string, next: number) => setLimits((m) => new Map(m).set(key, next)), []);
-  const items = virtualizer.getVirtualItems();
-  const before = items[0]?.start ?? 0;
-  const after = items.length ? virtualizer.getTotalSize() - items[items.length - 1]!.end : 0;
+  const { items, before, after } = flowRows(virtualizer);
   return (
     <div
       ref={scrollRef}

@@ -1,25 +1,17 @@
 /**
  * Runs `fn` once the next frame is painted: a requestAnimationFrame callback runs before the
  * frame's paint, a task queued from it after. A page that draws no frames (hidden) runs it after
- * `fallbackMs` instead, if given. Returns the cancel.
+ * `fallbackMs` instead, if given.
  */
-export function afterPaint(fn: () => void, fallbackMs?: number): () => void {
+export function afterPaint(fn: () => void, fallbackMs?: number): void {
+  let fallback: ReturnType<typeof setTimeout> | undefined;
   let done = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
   const once = () => {
     if (done) return;
     done = true;
-    clearTimeout(timer);
+    clearTimeout(fallback);
     fn();
   };
-  const frame = requestAnimationFrame(() => {
-    timer = setTimeout(once, 0);
-  });
-  const fallback = fallbackMs === undefined ? undefined : setTimeout(once, fallbackMs);
-  return () => {
-    done = true;
-    cancelAnimationFrame(frame);
-    clearTimeout(timer);
-    clearTimeout(fallback);
-  };
+  requestAnimationFrame(() => setTimeout(once, 0));
+  if (fallbackMs !== undefined) fallback = setTimeout(once, fallbackMs);
 }

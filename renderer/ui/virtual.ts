@@ -1,4 +1,4 @@
-import type { VirtualizerOptions } from '@tanstack/react-virtual';
+import type { Virtualizer, VirtualizerOptions } from '@tanstack/react-virtual';
 
 /**
  * Virtualizer options that never read a size while React commits. TanStack Virtual reads the
@@ -33,3 +33,11 @@ export const sizesAfterLayout = <S extends Element, I extends Element>(): Pick<
     return v.itemSizeCache.get(v.options.getItemKey(index)) ?? v.options.estimateSize(index);
   },
 });
+
+/** The rows to draw, with the heights of the spacers above and below them in the flow. */
+export function flowRows<S extends Element, I extends Element>(v: Virtualizer<S, I>) {
+  const items = v.getVirtualItems();
+  const before = items[0]?.start ?? 0;
+  const after = items.length ? v.getTotalSize() - items[items.length - 1]!.end : 0;
+  return { items, before, after };
+}

@@ -1,6 +1,6 @@
 import { memo, useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { sizesAfterLayout } from '../../ui/virtual';
+import { flowRows, sizesAfterLayout } from '../../ui/virtual';
 import { useApp } from '../../store';
 import { setStepHint } from '../../store/inspectorSlice';
 import { eventCache } from '../timeline/eventCache';
@@ -295,9 +295,7 @@ export function ConversationView() {
     overscan: 6,
     ...sizesAfterLayout<HTMLDivElement, Element>(),
   });
-  const items = virtualizer.getVirtualItems();
-  const before = items[0]?.start ?? 0;
-  const after = items.length ? virtualizer.getTotalSize() - items[items.length - 1]!.end : 0;
+  const { items, before, after } = flowRows(virtualizer);
 
   // The inspector asks ahead for the state of the next stop of the conversation, not of seq + 1.
   useEffect(() => {
