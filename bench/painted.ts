@@ -13,12 +13,15 @@ import type { Page } from '@playwright/test';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
+/** page/painted.js, read at the first page watched (a bench opens one per viewer and round). */
+let script: string | undefined;
+
 /**
  * Watches for the texts from the page's start (call before `goto`): each is stamped once, at the
  * first frame in which an element whose text holds it is visible (page/painted.js).
  */
 export async function watchPainted(page: Page, texts: readonly string[]): Promise<void> {
-  const script = readFileSync(path.join(import.meta.dirname, 'page', 'painted.js'), 'utf8');
+  script ??= readFileSync(path.join(import.meta.dirname, 'page', 'painted.js'), 'utf8');
   await page.addInitScript({ content: `window.__plPaintedTexts = ${JSON.stringify(texts)};\n${script}` });
 }
 

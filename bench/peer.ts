@@ -4,7 +4,8 @@
  * folders in the same run. For each folder and each viewer, a whole server process in Debian's
  * Chromium, as a new user meets it: start the server, open its page as soon as it is listening,
  * click the session, and time until the session's first assistant text is on screen ("first
- * messages", stamped by the page at the frame that paints it: bench/painted.ts); then peak RSS of the server process (GNU time), which is stopped 2 s after.
+ * messages", stamped by the page at the frame that paints it: bench/painted.ts); then peak RSS of
+ * the server process (GNU time), which is stopped 2 s after.
  * - small: a `.claude` folder of 5 small sessions (~4 turns each) in 3 projects;
  * - big: one 200 MB session with multi-MB lines (as bench/sessions.ts writes them).
  * ProofLoop runs `serve <dir>/projects --no-otlp` on a fresh PROOFLOOP_HOME (its first open of the
