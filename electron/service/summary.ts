@@ -70,6 +70,7 @@ function otlpSummary(
 }
 
 type Glance = ResultOf<'run.summary'>;
+type ListGlance = Glance & { calls?: number; errors?: number };
 
 /**
  * The runs a list carries glances for: a first screen of the most recently active ones. Bounded
@@ -81,34 +82,87 @@ export const LIST_GLANCES = 40;
 
 const memoKey = (engine: { location: string }, run: RunRow) =>
   `${engine.location}\u0000${run.run_id}\u0000${run.head_seq}`;
+const countsKey = (engine: { location: string }, run: RunRow) => `${memoKey(engine, run)}\u0000counts`;
+
+/** The counts of the state at a run's head that a row shows (tokens: the state's, when the format counts none). */
+interface Counts {
+  calls: number;
+  errors: number;
+  tokens: number | null;
+}
+
+/**
+ * Events the list folds, over its glanced runs, to carry their counts too: a small folder's rows
+ * are drawn whole with the list, without a runs.details call and a second render while the user is
+ * about to click (bench/peer.ts). Larger runs' counts come with runs.details, as their rows show.
+ */
+export const LIST_COUNTS_EVENTS = 2_000;
 
 /**
  * The runs list with the glances of its LIST_GLANCES most recently active runs: a list read used
  * to show ids only, and a small folder's titles came one round trip later, while the page was
  * still drawing itself (first messages 1.2× the peer viewer's, bench/peer.ts). Known glances cost
- * a map lookup (a live run's, one glance per list).
+ * a map lookup (a live run's, one glance per list). Small runs' glances carry their counts too
+ * (LIST_COUNTS_EVENTS).
  */
 export async function withGlances<R extends RunRow>(
   ctx: Pick<ServiceContext, 'engine' | 'sqlite'>,
   runs: R[],
-): Promise<(R & { glance?: Glance })[]> {
+): Promise<(R & { glance?: ListGlance })[]> {
   const active = (r: RunRow) => r.last_at ?? r.created_at;
   const top = [...runs]
     .sort((a, b) => (active(a) < active(b) ? 1 : active(a) > active(b) ? -1 : 0))
     .slice(0, LIST_GLANCES);
-  const glances = new Map<RunRow, Glance>();
+  const glances = new Map<RunRow, ListGlance>();
+  let budget = LIST_COUNTS_EVENTS;
   for (const r of top) {
+    let g: ListGlance;
     try {
-      glances.set(r, await glanceOf(ctx, r));
+      g = await glanceOf(ctx, r);
     } catch {
       // The list never fails for a glance: that row shows without one, and runs.details says why.
+      continue;
     }
+    const known = memo.get(countsKey(ctx.engine(), r)) as Counts | undefined;
+    if (known || r.head_seq <= budget) {
+      if (!known) budget -= r.head_seq;
+      try {
+        g = withCounts(g, known ?? (await countsOf(ctx, r)));
+      } catch {
+        // Its counts come with runs.details, which leaves the row out if they cannot be read.
+      }
+    }
+    glances.set(r, g);
   }
   return runs.map((r) => {
     const g = glances.get(r);
     return g ? { ...r, glance: g } : r;
   });
 }
+
+/** The counts of a run's state at its head, memoised by run and head like its glance. */
+async function countsOf(ctx: Pick<ServiceContext, 'engine' | 'sqlite'>, run: RunRow): Promise<Counts> {
+  const engine = ctx.engine();
+  const key = countsKey(engine, run);
+  const known = memo.get(key) as Counts | undefined;
+  if (known) return known;
+  const ledger = ctx.sqlite();
+  const state: RunState = ledger
+    ? stateAt(ledger, run.run_id, run.head_seq, { recent: true }).state
+    : (await engineStateAt(engine, run.run_id, run.head_seq)).state;
+  const used = state.budget.used.tokens;
+  const out = { calls: state.calls.total, errors: state.errors.total, tokens: used > 0 ? used : null };
+  memo.set(key, out);
+  return out;
+}
+
+/** A glance with its state's counts; tokens from the state when the format counts none. */
+const withCounts = (g: Glance, c: Counts) => ({
+  ...g,
+  tokens: g.tokens ?? c.tokens,
+  calls: c.calls,
+  errors: c.errors,
+});
 
 export function summaryHandlers(ctx: ServiceContext) {
   const summary: H<'run.summary'> = async ({ run_id }) =>
@@ -119,31 +173,16 @@ export function summaryHandlers(ctx: ServiceContext) {
    * several round trips of a page that was still busy drawing itself (bench/peer.ts).
    */
   const details: H<'runs.details'> = async ({ run_ids }) => {
-    const engine = ctx.engine();
-    const ledger = ctx.sqlite();
     const out: ResultOf<'runs.details'> = [];
     for (const id of new Set(run_ids)) {
-      const run = await engine.run(id);
+      const run = await ctx.engine().run(id);
       if (!run) continue;
-      let g: Glance;
-      let state: RunState;
       try {
-        g = await glanceOf(ctx, run);
-        state = ledger
-          ? stateAt(ledger, id, run.head_seq, { recent: true }).state
-          : (await engineStateAt(engine, id, run.head_seq)).state;
+        out.push(withCounts(await glanceOf(ctx, run), await countsOf(ctx, run)));
       } catch {
         // One row's failure is not the batch's: that row shows without details, and opening the
         // run shows why (its state pane asks state.at itself).
-        continue;
       }
-      const used = state.budget.used.tokens;
-      out.push({
-        ...g,
-        tokens: g.tokens ?? (used > 0 ? used : null),
-        calls: state.calls.total,
-        errors: state.errors.total,
-      });
     }
     return out;
   };

@@ -1,6 +1,7 @@
 import type { RunSummary } from '../api/types';
 import { OUTCOME_RANK, OUTCOME_TEXT, type Outcome } from '../../shared/outcome';
 import { byText } from '../ui/numbers';
+import { dict } from '../../shared/dict';
 
 /** The runs list's filter and sort, apart from the store (no DOM, no API: unit-tested in Node). */
 
@@ -33,6 +34,31 @@ export function runDetailsOf(
     calls: counts?.calls ?? null,
     errors: counts?.errors ?? null,
   };
+}
+
+/**
+ * The rows' details with the glances the list carried (title, project, model, tokens, and a small
+ * run's counts), for rows that have none as fresh: the titles show with the list itself, and the
+ * counts (calls, errors) the list did not carry come when the row is on screen (runs.details).
+ */
+export function detailsWithGlances(
+  details: Readonly<Record<string, RunDetails>>,
+  runs: readonly RunSummary[],
+): Record<string, RunDetails> {
+  let out: Record<string, RunDetails> | null = null;
+  for (const r of runs) {
+    const g = r.glance;
+    if (!g) continue;
+    const counts =
+      g.calls !== undefined && g.errors !== undefined ? { calls: g.calls, errors: g.errors } : null;
+    const d = details[r.run_id];
+    // Kept: what the row has from a later head, or from the same head with counts.
+    if (d && (d.head_seq > g.head_seq || (d.head_seq === g.head_seq && (d.calls !== null || !counts))))
+      continue;
+    out ??= dict(details);
+    out[r.run_id] = runDetailsOf(g, counts);
+  }
+  return out ?? (details as Record<string, RunDetails>);
 }
 
 export interface RunsQuery {

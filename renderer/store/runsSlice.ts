@@ -4,7 +4,7 @@ import type { Finding, FolderInfo, RunSummary } from '../api/types';
 import type { AppState } from './index';
 import { dict } from '../../shared/dict';
 import { shareEqual } from './shareEqual';
-import { runDetailsOf, type RunDetails, type RunsOutcome, type RunsSort } from './runsQuery';
+import { detailsWithGlances, type RunDetails, type RunsOutcome, type RunsSort } from './runsQuery';
 
 export interface RunsSlice {
   folder: FolderInfo | null;
@@ -96,7 +96,7 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
         // keeps its objects and renders nothing.
         if (r.ok) {
           const runs = shareEqual(get().runs, r.value);
-          set({ runs, runsError: null, runDetails: withGlances(get().runDetails, runs) });
+          set({ runs, runsError: null, runDetails: detailsWithGlances(get().runDetails, runs) });
         } else set({ runsError: r.error });
         const f = await callOptional('folder.findings', {});
         set({ folderFindings: f.ok && f.value.total > 0 ? shareEqual(get().folderFindings, f.value) : null });
@@ -109,26 +109,6 @@ export const createRunsSlice: StateCreator<AppState, [], [], RunsSlice> = (set, 
   setRunsFilter: (runsFilter) => set({ runsFilter }),
   setRunsSort: (runsSort) => set({ runsSort }),
 });
-
-/**
- * The rows' details with the glances the list carried (title, project, model, tokens), for rows
- * that have none as fresh: the titles show with the list itself, and the counts (calls, errors)
- * come when the row is on screen (runs.details).
- */
-function withGlances(
-  details: Readonly<Record<string, RunDetails>>,
-  runs: readonly RunSummary[],
-): Record<string, RunDetails> {
-  let out: Record<string, RunDetails> | null = null;
-  for (const r of runs) {
-    const g = r.glance;
-    const d = details[r.run_id];
-    if (!g || (d && d.head_seq >= g.head_seq)) continue;
-    out ??= dict(details);
-    out[r.run_id] = runDetailsOf(g, null);
-  }
-  return out ?? (details as Record<string, RunDetails>);
-}
 
 /** The listed summary of a run (undefined while the list is loading, or for a run made a moment ago). */
 export function runSummaryOf(s: Pick<AppState, 'runs'>, runId: string | null): RunSummary | undefined {

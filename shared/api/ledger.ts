@@ -29,6 +29,12 @@ export const RunDetailsSchema = z.extend(RunGlanceSchema, {
   errors: z.int(),
 });
 
+/** A glance in the runs list, with the counts when the service folded them for the list (a small run's). */
+export const ListGlanceSchema = z.extend(RunGlanceSchema, {
+  calls: z.optional(z.int()),
+  errors: z.optional(z.int()),
+});
+
 export const FindingSchema = z.object({
   code: z.string(),
   file: z.nullable(z.string()),
@@ -59,7 +65,7 @@ export const RunSummarySchema = z.object({
   variant: z.nullable(z.string()),
   event_count: z.int(),
   /** What the list shows of the run beyond this row, when the service has it at hand (runs.list; else runs.details). */
-  glance: z.optional(RunGlanceSchema),
+  glance: z.optional(ListGlanceSchema),
   findings: z.int(),
   writer: z.nullable(z.object({ pid: z.number(), hostname: z.string(), label: z.nullable(z.string()) })),
   /** What the source of the run left for the UI, e.g. `bundle` (its verification verdict) for runs opened from a bundle. */

@@ -4,8 +4,9 @@ import { appendRun, DEMO_EVENTS } from './helpers/runs';
 
 /**
  * The runs list's rows: titles come with the list itself (runs.list carries the glances of its
- * most recently active runs), and the counts of the rows on screen in one runs.details call. A
- * row used to make two requests (its summary, its state at the head), three rows at a time.
+ * most recently active runs), and so do small runs' counts; a larger run's counts come for the rows
+ * on screen in one runs.details call. A row used to make two requests (its summary, its state at
+ * the head), three rows at a time.
  */
 test('the runs list shows its rows’ titles and counts without a request per row', async ({
   app,
@@ -43,6 +44,35 @@ test('the runs list shows its rows’ titles and counts without a request per ro
       ]),
     ]);
   }
+  // Newer than the others (on screen first), and more events than a list folds for counts
+  // (LIST_COUNTS_EVENTS in electron/service/summary.ts): its counts come with runs.details.
+  const bigCalls = 1000;
+  const bigAt = (i: number) => new Date(Date.UTC(2026, 10, 30, 8, 0, 0, i)).toISOString();
+  writeJsonl(folder, 'run-big/events.jsonl', [
+    {
+      seq: 1,
+      run_id: 'run-big',
+      kind: 'run_started',
+      at: bigAt(0),
+      payload: { task_id: 't', goal: 'big goal' },
+    },
+    ...Array.from({ length: bigCalls }, (_, k) => k + 1).flatMap((c) => [
+      {
+        seq: 2 * c,
+        run_id: 'run-big',
+        kind: 'model_proposed',
+        at: bigAt(2 * c),
+        payload: { call_id: `c${c}`, tool: 'read_file', args: { path: `f${c}` } },
+      },
+      {
+        seq: 2 * c + 1,
+        run_id: 'run-big',
+        kind: 'tool_invoked',
+        at: bigAt(2 * c + 1),
+        payload: { call_id: `c${c}`, tool: 'read_file', args: { path: `f${c}` } },
+      },
+    ]),
+  ]);
   const server = await startServer();
   // The page opened once serve's opening import is done: rows that arrive (or grow) commit by commit
   // ask for their counts again, which is not what this counts (seen once in a full run on a loaded
@@ -50,26 +80,33 @@ test('the runs list shows its rows’ titles and counts without a request per ro
   await expect
     .poll(
       async () =>
-        (await server.call<{ event_count: number }[]>('runs.list')).filter((r) => r.event_count === 7).length,
+        (await server.call<{ event_count: number }[]>('runs.list')).filter(
+          (r) => r.event_count === 7 || r.event_count === 2 * bigCalls + 1,
+        ).length,
     )
-    .toBe(n);
+    .toBe(n + 1);
   const asked: Record<string, number> = { 'runs.details': 0, 'run.summary': 0, 'state.at': 0 };
+  const detailsOf = new Set<string>();
   page.on('request', (req) => {
     const m = /\/api\/([\w.]+)$/.exec(req.url())?.[1];
     if (m && m in asked) asked[m]! += 1;
+    if (m === 'runs.details')
+      for (const id of (req.postDataJSON() as { run_ids: string[] }).run_ids) detailsOf.add(id);
   });
   await app.open();
   const item = (r: number) => app.runItem(`run-${String(r).padStart(2, '0')}`);
   // Every row's title, those below the fold too: they came with the list.
   for (let r = 0; r < n; r++)
     await expect(item(r).getByTestId('run-item-title')).toHaveText(`goal number ${r}`);
-  // The counts of the rows on screen (the newest first), then of a row scrolled to.
-  for (const r of [11, 8, 5]) await expect(item(r).getByTestId('run-item-calls')).toHaveText('3 calls');
+  // The small runs' counts came with the list too, those below the fold as well.
   await item(0).scrollIntoViewIfNeeded();
-  await expect(item(0).getByTestId('run-item-calls')).toHaveText('3 calls');
-  // The rows on screen asked together (a row that comes into view later may ask again).
+  for (let r = 0; r < n; r++) await expect(item(r).getByTestId('run-item-calls')).toHaveText('3 calls');
+  // The large run's, asked for when its row showed (a row that comes into view again may ask again).
+  await app.runItem('run-big').scrollIntoViewIfNeeded();
+  await expect(app.runItem('run-big').getByTestId('run-item-calls')).toHaveText(`${bigCalls} calls`);
   expect(asked['runs.details'], JSON.stringify(asked)).toBeGreaterThanOrEqual(1);
   expect(asked['runs.details'], JSON.stringify(asked)).toBeLessThanOrEqual(3);
+  expect([...detailsOf]).toEqual(['run-big']);
   expect(asked['run.summary']).toBe(0);
   expect(asked['state.at']).toBe(0);
 });

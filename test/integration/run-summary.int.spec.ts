@@ -3,7 +3,8 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import os from 'node:os';
 import path from 'node:path';
 import { ProofloopService } from '../../electron/service/service';
-import { LIST_GLANCES } from '../../electron/service/summary';
+import { LIST_COUNTS_EVENTS, LIST_GLANCES } from '../../electron/service/summary';
+import { seed000 } from './helpers/trust-cases';
 import { usageTokens } from '../../shared/formats/claude-code';
 import { freshFolder } from './helpers/tmp';
 
@@ -104,12 +105,48 @@ describe('run.summary and folder.findings (what the runs list shows)', () => {
     await expect(service.invoke('runs.details', { run_ids: [] })).rejects.toThrow(/run_ids/);
   });
 
-  it('runs.list carries each run’s glance (its title with the list, no second request)', async () => {
+  it('runs.list carries each run’s glance and a small run’s counts (its row whole with the list, no second request)', async () => {
     const runs = await service.invoke('runs.list', {});
+    expect(runs.reduce((n, r) => n + r.head_seq, 0)).toBeLessThanOrEqual(LIST_COUNTS_EVENTS);
+    const details = await service.invoke('runs.details', { run_ids: runs.map((r) => r.run_id) });
     for (const r of runs) {
-      expect(r.glance, r.run_id).toEqual(await service.invoke('run.summary', { run_id: r.run_id }));
+      expect(r.glance, r.run_id).toEqual(details.find((d) => d.run_id === r.run_id));
+      const { calls: _c, errors: _e, ...glance } = r.glance!;
+      expect(glance).toEqual(await service.invoke('run.summary', { run_id: r.run_id }));
     }
     expect(runs.find((r) => r.run_id === SESSION)!.glance!.title).toMatch(/^Work on bead spotter-4te/);
+    expect(runs.find((r) => r.run_id === SESSION)!.glance!.calls).toBeGreaterThan(0);
+  });
+
+  it('a list folds at most LIST_COUNTS_EVENTS events for counts; a larger run’s come with runs.details, then with the list', async () => {
+    const g = freshFolder();
+    const svc = new ProofloopService();
+    try {
+      const put = (id: string, n: number) => {
+        mkdirSync(path.join(g.dir, id));
+        writeFileSync(path.join(g.dir, id, 'events.jsonl'), seed000(id, n));
+      };
+      put('small-a', 4);
+      put('big', LIST_COUNTS_EVENTS + 1);
+      put('small-b', 6);
+      await svc.openFolder(g.dir);
+      const byId = async () => new Map((await svc.invoke('runs.list', {})).map((r) => [r.run_id, r]));
+      const first = await byId();
+      expect([...first.keys()].sort()).toEqual(['big', 'small-a', 'small-b']);
+      for (const id of ['small-a', 'small-b'])
+        expect(first.get(id)!.glance, id).toMatchObject({ calls: 0, errors: 0 });
+      // Its glance (title, model) still comes with the list; only its counts wait for its row.
+      const big = first.get('big')!.glance!;
+      expect(big.title).toBe('g');
+      expect(big.calls).toBeUndefined();
+      const [d] = await svc.invoke('runs.details', { run_ids: ['big'] });
+      expect(d).toMatchObject({ run_id: 'big', head_seq: LIST_COUNTS_EVENTS + 1, calls: 0, errors: 0 });
+      // Counts already folded cost the list nothing: they come with it from then on.
+      expect((await byId()).get('big')!.glance).toEqual(d);
+    } finally {
+      svc.closeFolder();
+      g.cleanup();
+    }
   });
 
   it('a list carries the glances of its LIST_GLANCES most recently active runs, the others none', async () => {

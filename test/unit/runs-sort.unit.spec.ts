@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { visibleRuns } from '../../renderer/store/runsQuery';
+import { detailsWithGlances, visibleRuns, type RunDetails } from '../../renderer/store/runsQuery';
 import type { RunSummary } from '../../renderer/api/types';
 
 const run = (run_id: string, format: string, created_at: string, last_at: string | null): RunSummary => ({
@@ -37,5 +37,51 @@ describe('visibleRuns', () => {
     const c = { ...run('c', 'proofloop', '2026-12-03T10:00:00Z', null), outcome: 'error' as const };
     expect(visibleRuns([a, b, c], '', 'outcome').map((r) => r.run_id)).toEqual(['c', 'b', 'a']);
     expect(visibleRuns([a, b, c], '', 'id', { outcome: 'failing' }).map((r) => r.run_id)).toEqual(['b', 'c']);
+  });
+});
+
+describe('detailsWithGlances', () => {
+  const glance = (head_seq: number, counts?: { calls: number; errors: number }) => ({
+    run_id: 'r',
+    head_seq,
+    format: 'proofloop',
+    project: null,
+    model: null,
+    title: `at ${head_seq}`,
+    tokens: null,
+    ...counts,
+  });
+  const listed = (g: ReturnType<typeof glance>) => [
+    { ...run('r', 'proofloop', '2026-12-03T10:00:00Z', null), glance: g },
+  ];
+  const had = (head_seq: number, calls: number | null): Record<string, RunDetails> => ({
+    r: { head_seq, project: null, model: null, title: `had ${head_seq}`, tokens: null, calls, errors: calls },
+  });
+
+  it('takes a glance’s counts when it carries them, and leaves them null for runs.details when not', () => {
+    expect(detailsWithGlances({}, listed(glance(5, { calls: 2, errors: 1 }))).r).toMatchObject({
+      calls: 2,
+      errors: 1,
+    });
+    expect(detailsWithGlances({}, listed(glance(5))).r).toMatchObject({
+      title: 'at 5',
+      calls: null,
+      errors: null,
+    });
+  });
+
+  it('keeps what a row has from a later head, or from the same head with its counts', () => {
+    const later = had(9, 4);
+    expect(detailsWithGlances(later, listed(glance(5, { calls: 2, errors: 1 })))).toBe(later);
+    const same = had(5, 4);
+    expect(detailsWithGlances(same, listed(glance(5)))).toBe(same);
+    expect(detailsWithGlances(same, listed(glance(5, { calls: 4, errors: 4 })))).toBe(same);
+    // A row at the same head without counts takes them from a list that carries them.
+    expect(detailsWithGlances(had(5, null), listed(glance(5, { calls: 2, errors: 1 }))).r).toMatchObject({
+      title: 'at 5',
+      calls: 2,
+    });
+    // An older row takes the newer glance, counts or not.
+    expect(detailsWithGlances(had(3, 1), listed(glance(5))).r).toMatchObject({ title: 'at 5', calls: null });
   });
 });
