@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { markdownHtml } from '../../renderer/features/inspector/MarkdownText';
+import { markdownHtml } from '../../renderer/features/inspector/markdown';
 
 describe('markdownHtml (a payload’s Markdown for reading)', () => {
   it('renders CommonMark and GFM: headings, lists, code, emphasis, tables', () => {
