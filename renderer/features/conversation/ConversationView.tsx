@@ -311,6 +311,10 @@ export function ConversationView() {
       const i = model.rowIndexOf(seq);
       if (i < 0 || i === last) return;
       last = i;
+      // The first row of a view not scrolled yet is in view: known without reading the element's
+      // scroll and size, which lays the page out in React's commit (~6 ms of the click that opens a
+      // run, at its first event, in a CPU profile).
+      if (i === 0 && !virtualizer.scrollOffset) return;
       // A row already in view stays where it is: most steps (a call to its result, the next row)
       // scroll nothing, and a scroll re-measures the rows it brings in.
       const el = parentRef.current;
