@@ -1,7 +1,4 @@
-import { elementScroll, type Virtualizer, type VirtualizerOptions } from '@tanstack/react-virtual';
-
-/** Scroll elements a virtualizer has attached to (see scrollToFn below). */
-const attached = new WeakSet<Element>();
+import type { Virtualizer, VirtualizerOptions } from '@tanstack/react-virtual';
 
 /**
  * Virtualizer options that never read a size while React commits. TanStack Virtual reads the
@@ -13,13 +10,10 @@ const attached = new WeakSet<Element>();
  * first report, the window's size stands for the scroll element's and the estimate (or the last
  * size known) for a row's. Rows must then be laid out in the normal flow between two spacers, not
  * placed at their estimated offsets, so that a row measured late is still drawn where it belongs.
- * And as it attaches, TanStack scrolls the element to its offset: to the top of an element made in
- * the same commit, which is there already, and `scrollTo` lays the page out to find that out
- * (~8 ms of the click that opens a run, in a CPU profile of it). That first scroll, to 0, is skipped.
  */
 export const sizesAfterLayout = <S extends Element, I extends Element>(): Pick<
   VirtualizerOptions<S, I>,
-  'initialRect' | 'observeElementRect' | 'measureElement' | 'scrollToFn'
+  'initialRect' | 'observeElementRect' | 'measureElement'
 > => ({
   initialRect: { width: window.innerWidth, height: window.innerHeight },
   observeElementRect(v, cb) {
@@ -37,13 +31,6 @@ export const sizesAfterLayout = <S extends Element, I extends Element>(): Pick<
     if (box) return Math.round(box.blockSize);
     const index = v.indexFromElement(el);
     return v.itemSizeCache.get(v.options.getItemKey(index)) ?? v.options.estimateSize(index);
-  },
-  scrollToFn(offset, how, v) {
-    const el = v.scrollElement;
-    const first = el !== null && !attached.has(el);
-    if (el) attached.add(el);
-    if (first && offset + (how.adjustments ?? 0) === 0) return;
-    elementScroll(offset, how, v);
   },
 });
 
