@@ -118,6 +118,16 @@ it('leaving lean mode writes the lean cache first, and the full one at exit', ()
   expect(written).toEqual([expect.stringMatching(/\(lean flags/), expect.stringMatching(/\(full flags/)]);
   expect(load({ CC_MODE: 'lean' }).said).toContain('app.cjs: used (lean flags)');
   expect(load().said).toContain('app.cjs: used (full flags)');
+
+  // Both there: leaving lean mode again writes neither (the full one is known by its header alone).
+  const again = load({ CC_MODE: 'lean', LEAVE_LEAN: '1' });
+  expect(again.said.filter((s) => s.includes('written'))).toEqual([]);
+  // A full cache cut to its header (magic, source digest, CPU ms) holds no code: it is written again.
+  const header = 'PLCC1\n'.length + 32 + 4;
+  writeFileSync(file('app.cjs.full.bin'), readFileSync(file('app.cjs.full.bin')).subarray(0, header));
+  const cut = load({ CC_MODE: 'lean', LEAVE_LEAN: '1' });
+  expect(cut.said).toContainEqual(expect.stringMatching(/^app\.cjs: written \(full flags/));
+  expect(load().said).toContain('app.cjs: used (full flags)');
 });
 
 it('a process that worked much longer than the one that made the cache writes it again', () => {
