@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { LineResult } from './block';
 import type { ParsedEvent } from './parse';
 import type { MovedValue } from '../../shared/formats/source-ref';
@@ -10,7 +9,7 @@ import { storeArtifact } from '../runner/artifacts';
  * line of several MB (a pasted screenshot's base64, a huge tool output) would otherwise put MBs
  * into one event row, which every page read, search and export then carries. Each string value
  * longer than ARTIFACT_MIN_CHARS is stored once, content-addressed, by the `store` the importer
- * passes (beside the ledger: see ledgerArtifacts); the stored payload keeps its first
+ * passes (beside the ledger: see importArtifactsHome); the stored payload keeps its first
  * EXCERPT_BYTES and a note naming the artifact, and the event's source lists every value so
  * moved (`source.artifacts`: its JSON path, digest and size) so what was replaced is never in
  * doubt and the whole value can be read back (`artifact.read`, `proofloop artifact`).
@@ -115,14 +114,5 @@ export function storeRedacted(home: string): StoreArtifact {
   return (text) => storeArtifact(home, text, { redacted: true });
 }
 
-/**
- * Where an import's artifacts live: beside the ledger, in `artifacts/` of its directory, so
- * `<folder>/.proofloop/artifacts/<sha256>` for a runs folder and
- * `$PROOFLOOP_HOME/folders/<key>/artifacts/<sha256>` for another program's folder, which is never
- * written into. Shared by every run of the folder: a value is stored once whoever repeats it.
- * (The runner's own runs keep theirs in `<folder>/<run_id>/artifacts/`.) The argument is the
- * directory the artifact helpers of runner/artifacts.ts take as a run's folder.
- */
-export function importArtifactsHome(ledgerFile: string): string {
-  return path.dirname(ledgerFile);
-}
+/** Where an import's artifacts live: ledger/artifacts.ts. */
+export { importArtifactsHome } from '../ledger/artifacts';

@@ -2,6 +2,8 @@ import type { NewEvent } from '../../shared/protocol';
 import type { RunState } from '../../shared/state';
 import type { CreateRunOptions, ImportedEvent } from './ledger';
 import { canonicalJson } from '../../shared/protocol';
+import { ProofloopError } from '../../shared/result';
+import { sha256Bytes } from '../crypto';
 import type { Finding, ReadQuery, RunRow, StoredEvent } from './types';
 import { RunVerifier, digestRunIdOf, statedLinksOf, withRecorded, type VerifyReport } from './verify';
 
@@ -68,7 +70,38 @@ export interface LedgerEngine {
   /** Events of a run as stored (payload text, hash, carried digest, source), seq from..from+limit-1: what push and pull move. */
   readChained(runId: string, from: number, limit: number): Promise<ImportedEvent[]>;
 
+  /**
+   * The digests (sha256 hex) of the artifacts this ledger holds for a run: the whole values its
+   * events moved out (an import's, in `source.artifacts`), the tool outputs and requests a run of
+   * the runner stored. What push and pull move besides events.
+   */
+  artifactDigests(runId: string): Promise<string[]>;
+  /** A run's artifact as stored (redacted), checked against its digest; null when this ledger has none. */
+  artifact(runId: string, digest: string): Promise<string | null>;
+  /**
+   * Stores artifacts of a run that came from elsewhere (push, pull), each refused unless it matches
+   * its digest (`invalid_input`); the run must exist. Returns how many the run did not have.
+   */
+  putArtifacts(runId: string, items: readonly ArtifactItem[]): Promise<number>;
+
   close(): Promise<void>;
+}
+
+/** An artifact as stored: its sha256 (hex) and its text. */
+export interface ArtifactItem {
+  digest: string;
+  text: string;
+}
+
+/** Refuses an artifact whose text does not hash to its digest (push and pull store only what they can check). */
+export function checkArtifact(runId: string, a: ArtifactItem): Buffer {
+  const bytes = Buffer.from(a.text, 'utf8');
+  if (!/^[0-9a-f]{64}$/.test(a.digest) || sha256Bytes(bytes) !== a.digest)
+    throw new ProofloopError(
+      'invalid_input',
+      `artifact ${a.digest.slice(0, 16)}… of run ${runId} does not match its digest: not stored`,
+    );
+  return bytes;
 }
 
 export interface EngineWriterOptions {

@@ -443,4 +443,34 @@ BEGIN
 END $$;
 `,
   },
+  {
+    version: 6,
+    name: "a run's artifacts move with it",
+    // SQLite: a runs folder keeps artifacts as files (runner/artifacts.ts). PostgreSQL: a team's
+    // ledger keeps them itself, so a run pushed there is read whole by everyone (its values an
+    // import moved out of its events, its runner's tool outputs), not only on the machine that
+    // pushed it. Content-addressed, stored once whichever runs share one; each run names its own,
+    // and is read only through them. Never updated or deleted, as events are not.
+    sqlite: null,
+    postgres: `
+CREATE TABLE artifacts (
+  digest  text PRIMARY KEY CHECK (digest ~ '^[0-9a-f]{64}$'),
+  content bytea NOT NULL
+);
+CREATE TABLE run_artifacts (
+  run_id text NOT NULL REFERENCES runs (run_id),
+  digest text NOT NULL REFERENCES artifacts (digest),
+  PRIMARY KEY (run_id, digest)
+);
+DO $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'proofloop_reader') THEN
+    GRANT SELECT ON artifacts, run_artifacts TO proofloop_reader;
+  END IF;
+  IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'proofloop_writer') THEN
+    GRANT SELECT, INSERT ON artifacts, run_artifacts TO proofloop_writer;
+  END IF;
+END $$;
+`,
+  },
 ];

@@ -1,5 +1,5 @@
 import { ProofloopError } from '../../shared/result';
-import { portableRun, type LedgerEngine } from './engine';
+import { portableRun, type ArtifactItem, type LedgerEngine } from './engine';
 
 export interface PushResult {
   run_id: string;
@@ -12,16 +12,24 @@ export interface PushResult {
   findings: number;
   /** Whether its meta there was replaced by this one's (it differed). */
   meta: boolean;
+  /** Artifacts copied there (those it lacked). */
+  artifacts: number;
+  /** Artifacts the run names here that this side does not hold (or that no longer match their digest): not copied. */
+  artifacts_missing: number;
 }
 
 const PAGE = 10_000;
 const NOTHING = { meta: false, findings: 0 };
+/** Artifacts sent in one call: bounded by count and by text, whatever their sizes. */
+const ARTIFACT_BATCH = 64;
+const ARTIFACT_BATCH_CHARS = 32 << 20;
 
 /**
  * Copies runs from one ledger to another as they are stored: the same seqs, payload bytes, hashes
  * and carried digests, and what its verify and inspection read besides (its meta: the id its
- * digests cover, the source lines its import stated; its recorded findings), so a run verifies and
- * inspects the same in both (`proofloop push` and `pull`). A run
+ * digests cover, the source lines its import stated; its recorded findings) and its artifacts (the
+ * whole values its events moved out, its tool outputs), so a run verifies and inspects the same in
+ * both (`proofloop push` and `pull`). A run
  * already there is continued only when it is a prefix of this one (its head hash is this run's
  * hash at that seq): pushing twice is a no-op, and a run whose chain differs is refused by name.
  */
@@ -58,6 +66,8 @@ export async function pushRuns(
           head_seq: dst.head_seq,
           head_hash: dst.head_hash,
           ...rec,
+          // A run pushed before its artifacts moved with it gets them now.
+          ...(await moveArtifacts(from, to, id)),
         });
         continue;
       }
@@ -83,7 +93,46 @@ export async function pushRuns(
       );
     }
     const rec = await to.putRecord(run, await from.findings(id));
-    out.push({ run_id: id, action, events: n, head_seq: src.head_seq, head_hash: src.head_hash, ...rec });
+    out.push({
+      run_id: id,
+      action,
+      events: n,
+      head_seq: src.head_seq,
+      head_hash: src.head_hash,
+      ...rec,
+      ...(await moveArtifacts(from, to, id)),
+    });
   }
   return out;
+}
+
+/** Copies the artifacts of a run that `to` lacks, in bounded batches; counts what it could not read here. */
+async function moveArtifacts(
+  from: LedgerEngine,
+  to: LedgerEngine,
+  runId: string,
+): Promise<{ artifacts: number; artifacts_missing: number }> {
+  const have = new Set(await to.artifactDigests(runId));
+  let artifacts = 0;
+  let missing = 0;
+  let batch: ArtifactItem[] = [];
+  let chars = 0;
+  const flush = async () => {
+    if (batch.length > 0) artifacts += await to.putArtifacts(runId, batch);
+    batch = [];
+    chars = 0;
+  };
+  for (const digest of await from.artifactDigests(runId)) {
+    if (have.has(digest)) continue;
+    const text = await from.artifact(runId, digest);
+    if (text === null) {
+      missing += 1;
+      continue;
+    }
+    batch.push({ digest, text });
+    chars += text.length;
+    if (batch.length >= ARTIFACT_BATCH || chars >= ARTIFACT_BATCH_CHARS) await flush();
+  }
+  await flush();
+  return { artifacts, artifacts_missing: missing };
 }

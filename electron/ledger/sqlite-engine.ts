@@ -4,6 +4,7 @@ import { stateAt } from '../state/snapshots';
 import { ID_RANGE, idRange } from './event-ids';
 import { Ledger, type CreateRunOptions, type ImportedEvent, type RunWriter } from './ledger';
 import {
+  checkArtifact,
   missingFindings,
   sameMeta,
   verifyPaged,
@@ -12,7 +13,10 @@ import {
   type FeedPage,
   type LedgerEngine,
   type PortableRun,
+  type ArtifactItem,
 } from './engine';
+import { artifactsHomeOf, runArtifactDigests } from './artifacts';
+import { readArtifact, storeArtifact } from '../runner/artifacts';
 import type { Finding, ReadQuery, RunFormat, RunRow, StoredEvent } from './types';
 import type { VerifyReport } from './verify';
 
@@ -164,6 +168,37 @@ export class SqliteEngine implements LedgerEngine {
           l.insertImported(run.run_id, events);
         })
         .immediate();
+    });
+  }
+
+  artifactDigests(runId: string): Promise<string[]> {
+    return call(() => {
+      const run = this.ledger.run(runId);
+      return run ? runArtifactDigests(this.ledger, run) : [];
+    });
+  }
+
+  artifact(runId: string, digest: string): Promise<string | null> {
+    return call(() => {
+      const run = this.ledger.run(runId);
+      return run ? readArtifact(artifactsHomeOf(this.ledger, run), digest) : null;
+    });
+  }
+
+  putArtifacts(runId: string, items: readonly ArtifactItem[]): Promise<number> {
+    return call(() => {
+      const run = this.ledger.run(runId);
+      if (!run) throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
+      for (const a of items) checkArtifact(runId, a);
+      const home = artifactsHomeOf(this.ledger, run);
+      let added = 0;
+      for (const a of items) {
+        if (readArtifact(home, a.digest) !== null) continue;
+        // As stored where it came from: redacted there already, so not again (its digest would move).
+        storeArtifact(home, a.text, { redacted: true });
+        added += 1;
+      }
+      return added;
     });
   }
 

@@ -5,21 +5,8 @@ import type { ModelFrom } from '../runner/real-run';
 import type { ServiceContext } from './context';
 import { readArtifact } from '../runner/artifacts';
 import { confine } from '../fs/confine';
-import { importArtifactsHome } from '../ingest/outline';
-import type { Ledger } from '../ledger';
 import type { Handler as H } from './handler';
 import { requireRunOf } from './ledger';
-
-/**
- * The directory whose `artifacts/` holds a run's artifacts: an imported run's values moved out of
- * its events are beside the ledger (ingest/outline.ts), a run ProofLoop executed has its own
- * folder. Confined: a run folder, its artifacts folder or the file may be a link (refused, not
- * followed, by readArtifact).
- */
-export function artifactsHomeOf(ledger: Ledger, run: { run_id: string; source: string }): string {
-  if (run.source === 'imported') return importArtifactsHome(ledger.db.name);
-  return confine(ledger.runsRoot, run.run_id, 'run folder');
-}
 
 /** What the inspector shows of one artifact at most; the file itself stays whole. */
 const ARTIFACT_VIEW_LIMIT = 1 << 20;
@@ -135,12 +122,14 @@ export function runnerHandlers(ctx: ServiceContext) {
   };
 
   const artifact: H<'artifact.read'> = async ({ run_id, digest }) => {
-    const run = await requireRunOf(ctx.engine(), run_id);
+    const engine = ctx.engine();
+    await requireRunOf(engine, run_id);
     const hex = digest.replace(/^sha256:/, '');
-    const l = ctx.sqlite();
-    // A team ledger's executed runs keep their artifacts in the local folder of the process that ran them.
-    const home = l ? artifactsHomeOf(l, run) : confine(ctx.folder(), run.run_id, 'run folder');
-    const text = readArtifact(home, hex);
+    // A team ledger holds what was pushed to it; a run this process executed on it keeps its
+    // artifacts in its local folder too (they go to the ledger with a push).
+    const text =
+      (await engine.artifact(run_id, hex)) ??
+      (ctx.sqlite() ? null : readArtifact(confine(ctx.folder(), run_id, 'run folder'), hex));
     if (text === null)
       throw new ProofloopError(
         'not_found',

@@ -362,6 +362,55 @@ describe.each(engines)('ledger engine: %s', (name, make, skip) => {
       });
     }
     expect((await e.run(started.run_id))?.status).toBe('completed');
+    // The runner's artifacts (tool outputs, model requests) moved with its run: read whole there.
+    const digests = await from.artifactDigests(started.run_id);
+    expect(digests.length).toBeGreaterThan(0);
+    expect(await e.artifactDigests(started.run_id)).toEqual(digests);
+    for (const d of digests)
+      expect(await e.artifact(started.run_id, d)).toBe(await from.artifact(started.run_id, d));
+  });
+
+  test("a run's artifacts move with it: an import's whole values read there, and again after pull; none is stored unchecked", async () => {
+    // The real session with one tool output made larger than an event keeps (ARTIFACT_MIN_CHARS):
+    // the import moves it to an artifact and the event keeps an excerpt.
+    const dir = folder();
+    const lines = readFileSync(path.join(repoRoot, CLAUDE_SESSION), 'utf8').split('\n').filter(Boolean);
+    const at = lines.findIndex((l) => l.includes('"tool_result"'));
+    const line = JSON.parse(lines[at]!) as { message: { content: { type: string; content: unknown }[] } };
+    const big = Array.from({ length: 3000 }, (_, i) => `row ${i}: ${'x'.repeat(30)}`).join('\n');
+    line.message.content.find((c) => c.type === 'tool_result')!.content = big;
+    lines[at] = JSON.stringify(line);
+    writeFileSync(path.join(dir, 'session.jsonl'), lines.join('\n') + '\n');
+    const local = Ledger.open(dir);
+    later(() => local.close());
+    await ingestFile(local, path.join(dir, 'session.jsonl'));
+    const [run] = local.runs();
+    const from = new SqliteEngine(local);
+    const digests = await from.artifactDigests(run!.run_id);
+    expect(digests).toHaveLength(1);
+    expect(await from.artifact(run!.run_id, digests[0]!)).toBe(big);
+
+    const e = await open(make);
+    const [pushed] = await pushRuns(from, e, [run!.run_id]);
+    expect(pushed).toMatchObject({ action: 'copied', artifacts: 1, artifacts_missing: 0 });
+    expect(await e.artifactDigests(run!.run_id)).toEqual(digests);
+    expect(await e.artifact(run!.run_id, digests[0]!)).toBe(big);
+    // Only through its run: another run's id reads nothing of it.
+    expect(await e.artifact('no-such-run', digests[0]!)).toBeNull();
+    // Twice: nothing moves.
+    expect((await pushRuns(from, e, [run!.run_id]))[0]).toMatchObject({ action: 'same', artifacts: 0 });
+
+    // Pulled into another folder: read whole there too.
+    const back = new SqliteEngine(folder());
+    later(() => void back.close());
+    expect((await pushRuns(e, back, [run!.run_id]))[0]).toMatchObject({ action: 'copied', artifacts: 1 });
+    expect(await back.artifact(run!.run_id, digests[0]!)).toBe(big);
+
+    // A text that is not what its digest names is refused by name, and nothing is stored.
+    const wrong = { digest: digests[0]!.replace(/^./, (c) => (c === '0' ? '1' : '0')), text: big };
+    await expect(e.putArtifacts(run!.run_id, [wrong])).rejects.toThrow(/does not match its digest/);
+    expect(await e.artifact(run!.run_id, wrong.digest)).toBeNull();
+    await expect(e.putArtifacts('no-such-run', [])).rejects.toThrow(/no run no-such-run/);
   });
 
   test('the runner, the OTLP receiver and a folder import write through the interface itself', async () => {

@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { Ledger } from '../../electron/ledger';
 import { clusterForFile } from './helpers/pg-cluster';
-import { cli, homeForFile, perTest } from './helpers/tmp';
+import { cli, homeForFile, perTest, repoRoot } from './helpers/tmp';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 
 /** `proofloop push/pull` and the read commands on `--ledger postgres://…`, as a user runs them. */
 const pgc = clusterForFile();
+const SESSION =
+  'test/fixtures/claude-code/projects/-home-marco-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl';
 const test = pgc.reason ? it.skip : it;
 const { folder } = perTest();
 homeForFile('pl-team-cli-');
@@ -77,6 +81,44 @@ describe('team ledger on the command line', { timeout: 180_000 }, () => {
     expect(pulled.stdout).toMatch(/^copied r1: 3 events to .*, head seq 3/);
     const vc = await cli(['--folder', c, '--json', 'verify', 'r1']);
     expect(JSON.parse(vc.stdout)).toMatchObject({ ok: true, runs: [{ head_seq: 3, head_hash: head }] });
+  });
+
+  test('push moves a run’s artifacts: a value its import moved out of an event reads whole from the team ledger, and after pull', async () => {
+    const url = await pgc.db();
+    const a = folder();
+    // The real session, one tool output made larger than an event keeps (64 KB).
+    const lines = readFileSync(path.join(repoRoot, SESSION), 'utf8').split('\n').filter(Boolean);
+    const at = lines.findIndex((l) => l.includes('"tool_result"'));
+    const line = JSON.parse(lines[at]!) as { message: { content: { type: string; content: unknown }[] } };
+    const big = Array.from({ length: 3000 }, (_, i) => `row ${i}: ${'y'.repeat(30)}`).join('\n');
+    line.message.content.find((c) => c.type === 'tool_result')!.content = big;
+    lines[at] = JSON.stringify(line);
+    writeFileSync(path.join(a, 'session.jsonl'), lines.join('\n') + '\n');
+    expect((await cli(['--folder', a, 'open', a])).code).toBe(0);
+    const events = await cli(['--folder', a, '--json', 'events', 'session']);
+    const moved = events.stdout
+      .trim()
+      .split('\n')
+      .flatMap(
+        (l) => (JSON.parse(l) as { source?: { artifacts?: { digest: string }[] } }).source?.artifacts ?? [],
+      );
+    expect(moved).toHaveLength(1);
+    const digest = moved[0]!.digest;
+
+    const pushed = await cli(['--folder', a, 'push', 'session', '--to', url]);
+    expect(pushed.stderr).toBe('');
+    expect(pushed.stdout).toMatch(/^copied session: \d+ events to .*\(1 artifact copied\)$/m);
+    const there = await cli(['--ledger', url, 'artifact', 'session', digest]);
+    expect(there.code).toBe(0);
+    expect(there.stdout).toBe(big);
+    // Another id reads nothing of it.
+    const other = await cli(['--ledger', url, 'artifact', 'r1', digest]);
+    expect(other.code).not.toBe(0);
+
+    const c = folder();
+    const pulled = await cli(['--folder', c, 'pull', 'session', '--from', url]);
+    expect(pulled.stdout).toMatch(/\(1 artifact copied\)$/m);
+    expect((await cli(['--folder', c, 'artifact', 'session', digest])).stdout).toBe(big);
   });
 
   test('an unreachable server is an error naming it, without its password', async () => {

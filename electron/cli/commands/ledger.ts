@@ -7,10 +7,10 @@ import { intOption, oneLine, table } from '../format';
 import { verifyFile } from '../../ingest';
 import { checkRunSource, type SourceVerdict } from '../../ingest/seal-check';
 import { openBundleCommand } from './bundle';
-import { importToTeam, teamEvents, teamRuns, teamSpec, teamVerify } from './team';
+import { importToTeam, teamArtifact, teamEvents, teamRuns, teamSpec, teamVerify } from './team';
 import { appendLines } from '../append-lines';
 import { readArtifact } from '../../runner/artifacts';
-import { artifactsHomeOf } from '../../service/runner';
+import { artifactsHomeOf } from '../../ledger/artifacts';
 import type { StoredEvent } from '../../ledger';
 import { ProofloopError } from '../../../shared/result';
 import type * as z from '../../../shared/zod';
@@ -137,10 +137,15 @@ export function registerLedgerCommands(program: Command, ctx: CliContext): void 
     .action(async (run: string, digest: string) => {
       if (!/^(sha256:)?[0-9a-f]{64}$/.test(digest))
         throw new InvalidArgumentError(`digest must be 64 hex digits (sha256), not "${oneLine(digest, 80)}"`);
-      const svc = await ctx.service({ run });
-      const info = await svc.invoke('run.get', { run_id: run });
       const hex = digest.replace(/^sha256:/, '');
-      const text = readArtifact(artifactsHomeOf(svc.ctx.ledger(), info), hex);
+      const team = teamSpec(program);
+      let text: string | null;
+      if (team) text = await teamArtifact(team, run, hex);
+      else {
+        const svc = await ctx.service({ run });
+        const info = await svc.invoke('run.get', { run_id: run });
+        text = readArtifact(artifactsHomeOf(svc.ctx.ledger(), info), hex);
+      }
       if (text === null) {
         process.stderr.write(
           `proofloop: artifact ${hex} of run ${run} is missing or does not match its digest\n`,

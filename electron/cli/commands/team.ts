@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ProofloopError } from '../../../shared/result';
 import { EXIT, type CliContext } from '../context';
 import { oneLine, table } from '../format';
 import { formatState } from './state';
@@ -29,6 +30,14 @@ async function withEngine<T>(spec: string, fn: (e: LedgerEngine) => Promise<T>):
   } finally {
     await e.close();
   }
+}
+
+/** A run's artifact on a team ledger (what a push moved there), or null when it holds none of that digest. */
+export function teamArtifact(spec: string, run: string, digest: string): Promise<string | null> {
+  return withEngine(spec, async (e) => {
+    if (!(await e.run(run))) throw new ProofloopError('not_found', `no run ${run} in ${e.location}`);
+    return e.artifact(run, digest);
+  });
 }
 
 export async function teamRuns(ctx: CliContext, spec: string): Promise<void> {
@@ -188,6 +197,10 @@ function describe(r: PushResult, where: string): string {
   const record = [
     r.findings > 0 ? `${r.findings} finding${r.findings === 1 ? '' : 's'} added` : '',
     r.meta ? 'meta updated' : '',
+    r.artifacts > 0 ? `${r.artifacts} artifact${r.artifacts === 1 ? '' : 's'} copied` : '',
+    r.artifacts_missing > 0
+      ? `${r.artifacts_missing} artifact${r.artifacts_missing === 1 ? '' : 's'} missing here, not copied`
+      : '',
   ].filter(Boolean);
   const head = `head seq ${r.head_seq} ${r.head_hash.slice(0, 16)}…${record.length > 0 ? ` (${record.join(', ')})` : ''}`;
   switch (r.action) {

@@ -4,8 +4,10 @@ import { ProofloopError } from '../../../shared/result';
 import type { RunState } from '../../../shared/state';
 import { importedFacts } from '../run-facts';
 import {
+  checkArtifact,
   missingFindings,
   sameMeta,
+  type ArtifactItem,
   verifyPaged,
   type EngineWriter,
   type EngineWriterOptions,
@@ -21,6 +23,7 @@ import { PgWriter } from './writer';
 import { dict } from '../../../shared/dict.js';
 import { copyInto, encodeCopyBinary } from './copy-binary';
 import { stateAtPg } from './state-at';
+import { sha256Bytes } from '../../crypto';
 
 const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
@@ -406,6 +409,53 @@ export class PostgresEngine implements LedgerEngine {
       line: e.line,
       source: e.source,
     }));
+  }
+
+  async artifactDigests(runId: string): Promise<string[]> {
+    const r = await this.q<{ digest: string }>(
+      'SELECT digest FROM run_artifacts WHERE run_id = $1 ORDER BY digest',
+      [runId],
+    );
+    return r.rows.map((x) => x.digest);
+  }
+
+  async artifact(runId: string, digest: string): Promise<string | null> {
+    const r = await this.q<{ content: Buffer }>(
+      `SELECT a.content FROM run_artifacts ra JOIN artifacts a ON a.digest = ra.digest
+        WHERE ra.run_id = $1 AND ra.digest = $2`,
+      [runId, digest],
+    );
+    const content = r.rows[0]?.content;
+    // Checked as a file's would be: what the server returns must still be what was stored.
+    return content && sha256Bytes(content) === digest ? content.toString('utf8') : null;
+  }
+
+  async putArtifacts(runId: string, items: readonly ArtifactItem[]): Promise<number> {
+    const bytes = items.map((a) => checkArtifact(runId, a));
+    if (!(await this.run(runId)))
+      throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
+    if (items.length === 0) return 0;
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO artifacts (digest, content) SELECT * FROM unnest($1::text[], $2::bytea[])
+         ON CONFLICT (digest) DO NOTHING`,
+        [items.map((a) => a.digest), bytes],
+      );
+      const added = await client.query(
+        `INSERT INTO run_artifacts (run_id, digest) SELECT $1, unnest($2::text[])
+         ON CONFLICT (run_id, digest) DO NOTHING RETURNING digest`,
+        [runId, items.map((a) => a.digest)],
+      );
+      await client.query('COMMIT');
+      return added.rowCount ?? 0;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw asLedgerError(err, this.location);
+    } finally {
+      client.release();
+    }
   }
 
   async close(): Promise<void> {

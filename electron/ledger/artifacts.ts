@@ -1,0 +1,68 @@
+import { lstatSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { confine } from '../fs/confine';
+import { HASH_RE } from '../../shared/protocol/chain';
+import { ID_RANGE, idRange } from './event-ids';
+import type { Ledger } from './ledger';
+
+/**
+ * Where an import's artifacts live: beside the ledger, in `artifacts/` of its directory, so
+ * `<folder>/.proofloop/artifacts/<sha256>` for a runs folder and
+ * `$PROOFLOOP_HOME/folders/<key>/artifacts/<sha256>` for another program's folder, which is never
+ * written into. Shared by every run of the folder: a value is stored once whoever repeats it.
+ * (The runner's own runs keep theirs in `<folder>/<run_id>/artifacts/`.) The argument is the
+ * directory the artifact helpers of runner/artifacts.ts take as a run's folder.
+ */
+export function importArtifactsHome(ledgerFile: string): string {
+  return path.dirname(ledgerFile);
+}
+
+/**
+ * The directory whose `artifacts/` holds a run's artifacts: an imported run's values moved out of
+ * its events are beside the ledger (ingest/outline.ts), a run ProofLoop executed has its own
+ * folder. Confined: a run folder, its artifacts folder or the file may be a link (refused, not
+ * followed, by readArtifact).
+ */
+export function artifactsHomeOf(ledger: Ledger, run: { run_id: string; source: string }): string {
+  if (run.source === 'imported') return importArtifactsHome(ledger.db.name);
+  return confine(ledger.runsRoot, run.run_id, 'run folder');
+}
+
+/**
+ * The digests of the artifacts a runs folder holds for a run. An imported run shares its home with
+ * every other import, so its own are the ones its events name (`source.artifacts`) that are there;
+ * a run the runner executed (or one pulled or opened from a bundle) has its own folder, and all in
+ * it are its.
+ */
+export function runArtifactDigests(ledger: Ledger, run: { run_id: string; source: string }): string[] {
+  const out = new Set<string>();
+  if (run.source === 'imported') {
+    const runNo = ledger.runNo(run.run_id);
+    if (runNo === undefined) return [];
+    const rows = ledger.db
+      .prepare(`SELECT source FROM events WHERE ${ID_RANGE} AND source LIKE '%"artifacts"%'`)
+      .pluck()
+      .all(...idRange(runNo, 1, Number.MAX_SAFE_INTEGER)) as string[];
+    const home = artifactsHomeOf(ledger, run);
+    // Named by an event and here: a run pulled from elsewhere names its artifacts before they come.
+    const held = (d: string) =>
+      lstatSync(confine(home, ['artifacts', d], 'artifact'), { throwIfNoEntry: false })?.isFile();
+    for (const text of rows) {
+      const moved = (JSON.parse(text) as { artifacts?: { digest?: unknown }[] }).artifacts ?? [];
+      for (const m of moved)
+        if (typeof m.digest === 'string' && HASH_RE.test(m.digest) && !out.has(m.digest) && held(m.digest))
+          out.add(m.digest);
+    }
+  } else {
+    let names: string[];
+    try {
+      names = readdirSync(confine(artifactsHomeOf(ledger, run), 'artifacts', 'artifacts folder'));
+    } catch (e) {
+      if ((e as { code?: string }).code === 'ENOENT') return [];
+      throw e;
+    }
+    // Temporary files of a write under way end in .tmp: not artifacts (yet).
+    for (const n of names) if (HASH_RE.test(n)) out.add(n);
+  }
+  return [...out].sort();
+}
