@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { PostgresEngine } from '../../electron/ledger/postgres/engine';
@@ -5,6 +6,12 @@ import { COPY_FROM } from '../../electron/ledger/postgres/writer';
 import { migratePg } from '../../electron/ledger/postgres/migrate';
 import { migrationHash, migrationName, migrations } from '../../electron/ledger/migrations';
 import { clusterForFile } from './helpers/pg-cluster';
+
+/** An artifact as a push stores it: its text and the sha256 of its UTF-8 bytes. */
+const ART = {
+  text: 'a whole tool output',
+  digest: createHash('sha256').update('a whole tool output').digest('hex'),
+};
 
 /** What only the PostgreSQL engine has: triggers, roles, the head check, the migration check. */
 const pgc = clusterForFile();
@@ -95,6 +102,11 @@ describe('PostgreSQL ledger: append-only, roles, migrations', () => {
       await expect(alice.q(`UPDATE runs SET source = 'bundle'`)).rejects.toThrow(/permission denied/);
       await expect(alice.q(`UPDATE runs SET run_id = 'x'`)).rejects.toThrow(/permission denied/);
       await expect(alice.q('DROP TABLE events')).rejects.toThrow(/must be owner/);
+      // A run's artifacts go in with a push (migration 6), and are never edited or taken out.
+      expect(await alice.putArtifacts('by-alice', [ART])).toBe(1);
+      expect(await alice.artifact('by-alice', ART.digest)).toBe(ART.text);
+      await expect(alice.q(`UPDATE artifacts SET content = 'x'`)).rejects.toThrow(/permission denied/);
+      await expect(alice.q('DELETE FROM run_artifacts')).rejects.toThrow(/permission denied/);
     } finally {
       await alice.close();
     }
@@ -105,6 +117,8 @@ describe('PostgreSQL ledger: append-only, roles, migrations', () => {
       expect((await bob.feed('')).events.length).toBe(3);
       await expect(bob.writer('r')).rejects.toThrow(/permission denied/);
       await expect(bob.createRun('new-run')).rejects.toThrow(/permission denied/);
+      expect(await bob.artifact('by-alice', ART.digest)).toBe(ART.text);
+      await expect(bob.putArtifacts('r', [ART])).rejects.toThrow(/permission denied/);
     } finally {
       await bob.close();
     }
