@@ -4,6 +4,8 @@ import { confine } from '../fs/confine';
 import { HASH_RE } from '../../shared/protocol/chain';
 import { ID_RANGE, idRange } from './event-ids';
 import type { Ledger } from './ledger';
+import type { ArtifactSource } from './push';
+import { readArtifact } from '../runner/artifacts';
 
 /**
  * Where an import's artifacts live: beside the ledger, in `artifacts/` of its directory, so
@@ -53,16 +55,27 @@ export function runArtifactDigests(ledger: Ledger, run: { run_id: string; source
         if (typeof m.digest === 'string' && HASH_RE.test(m.digest) && !out.has(m.digest) && held(m.digest))
           out.add(m.digest);
     }
-  } else {
-    let names: string[];
-    try {
-      names = readdirSync(confine(artifactsHomeOf(ledger, run), 'artifacts', 'artifacts folder'));
-    } catch (e) {
-      if ((e as { code?: string }).code === 'ENOENT') return [];
-      throw e;
-    }
-    // Temporary files of a write under way end in .tmp: not artifacts (yet).
-    for (const n of names) if (HASH_RE.test(n)) out.add(n);
-  }
+  } else for (const d of folderArtifactDigests(artifactsHomeOf(ledger, run))) out.add(d);
   return [...out].sort();
+}
+
+/** The digests of the artifacts in `<runDir>/artifacts/` (none when it is missing). */
+export function folderArtifactDigests(runDir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(confine(runDir, 'artifacts', 'artifacts folder'));
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ENOENT') return [];
+    throw e;
+  }
+  // Temporary files of a write under way end in .tmp: not artifacts (yet).
+  return names.filter((n) => HASH_RE.test(n)).sort();
+}
+
+/** A run's local folder as a source of its artifacts (push.ts, copyArtifacts). */
+export function folderArtifactSource(runDir: string): ArtifactSource {
+  return {
+    artifactDigests: () => Promise.resolve(folderArtifactDigests(runDir)),
+    artifact: (_runId, digest) => Promise.resolve(readArtifact(runDir, digest)),
+  };
 }

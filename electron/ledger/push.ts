@@ -67,7 +67,7 @@ export async function pushRuns(
           head_hash: dst.head_hash,
           ...rec,
           // A run pushed before its artifacts moved with it gets them now.
-          ...(await moveArtifacts(from, to, id)),
+          ...(await copyArtifacts(from, to, id)),
         });
         continue;
       }
@@ -100,15 +100,18 @@ export async function pushRuns(
       head_seq: src.head_seq,
       head_hash: src.head_hash,
       ...rec,
-      ...(await moveArtifacts(from, to, id)),
+      ...(await copyArtifacts(from, to, id)),
     });
   }
   return out;
 }
 
+/** Where artifacts are copied from: an engine, or a run's local folder (ledger/artifacts.ts). */
+export type ArtifactSource = Pick<LedgerEngine, 'artifactDigests' | 'artifact'>;
+
 /** Copies the artifacts of a run that `to` lacks, in bounded batches; counts what it could not read here. */
-async function moveArtifacts(
-  from: LedgerEngine,
+export async function copyArtifacts(
+  from: ArtifactSource,
   to: LedgerEngine,
   runId: string,
 ): Promise<{ artifacts: number; artifacts_missing: number }> {

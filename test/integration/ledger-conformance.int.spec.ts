@@ -6,6 +6,8 @@ import { SqliteEngine } from '../../electron/ledger/sqlite-engine';
 import { PostgresEngine } from '../../electron/ledger/postgres/engine';
 import { portableRun, type LedgerEngine } from '../../electron/ledger/engine';
 import { pushRuns } from '../../electron/ledger/push';
+import { folderArtifactDigests } from '../../electron/ledger/artifacts';
+import { readArtifact } from '../../electron/runner/artifacts';
 import { ingestFile } from '../../electron/ingest';
 import { readFileSync } from 'node:fs';
 import { RunHost } from '../../electron/runner/host';
@@ -417,12 +419,19 @@ describe.each(engines)('ledger engine: %s', (name, make, skip) => {
     const e = await open(make);
     // The runner holds the run's writer on the engine (a lease on PostgreSQL) for the whole run;
     // its workspace and artifacts are in a local folder.
-    const host = new RunHost(e, { tasksDir: path.join(repoRoot, 'tasks'), runsRoot: folder() });
+    const runsRoot = folder();
+    const host = new RunHost(e, { tasksDir: path.join(repoRoot, 'tasks'), runsRoot });
     const run = host.start({ task_id: 'fix-median', variant: 'careful', seed: 1, mode: 'live' });
     await run.ready;
     expect((await e.run(run.run_id))?.source).toBe('executed');
     const end = await run.done;
     expect(end).toMatchObject({ status: 'completed', outcome: 'passed' });
+    // Its artifacts, written in the local folder as it ran, are on the ledger once it ends.
+    const local = folderArtifactDigests(path.join(runsRoot, run.run_id));
+    expect(local.length).toBeGreaterThan(0);
+    expect(await e.artifactDigests(run.run_id)).toEqual(local);
+    for (const d of local)
+      expect(await e.artifact(run.run_id, d)).toBe(readArtifact(path.join(runsRoot, run.run_id), d));
     expect(await e.run(run.run_id)).toMatchObject({
       status: 'completed',
       head_seq: end.head_seq,
