@@ -2,42 +2,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test, expect, AppPage } from './helpers/fixtures';
-import { serve, writeJsonl } from './helpers/server';
-
-const SESSION = 'moved-values-session';
-const env = (type: string, uuid: string, parentUuid: string | null) => ({
-  parentUuid,
-  isSidechain: false,
-  userType: 'external',
-  cwd: '/home/dev/app',
-  sessionId: SESSION,
-  version: '2.1.38',
-  type,
-  uuid,
-  timestamp: '2026-02-10T09:00:00.000Z',
-});
+import { serve } from './helpers/server';
+import { MOVED_OUTPUT, MOVED_SESSION, writeMovedValueSession } from './helpers/moved-value';
 
 test('a tool output too large for its event: the payload view says it was moved to an artifact and opens it whole', async ({
   page,
   folder,
 }) => {
-  // 200 KB of output, over the 64 Ki bound, with a marker at its end (which the excerpt lacks).
-  const output = `${'row of test output\n'.repeat(10_000)}END-OF-OUTPUT`;
-  writeJsonl(folder, `-home-dev-app/${SESSION}.jsonl`, [
-    { ...env('user', 'u-1', null), message: { role: 'user', content: 'run the tests' } },
-    {
-      ...env('user', 'u-2', 'u-1'),
-      message: {
-        role: 'user',
-        content: [{ tool_use_id: 'toolu_big', type: 'tool_result', content: output, is_error: false }],
-      },
-    },
-  ]);
+  writeMovedValueSession(folder);
+  const output = MOVED_OUTPUT;
   const home = mkdtempSync(path.join(os.tmpdir(), 'proofloop-home-'));
   const served = await serve(folder, { env: { PROOFLOOP_HOME: home } });
   try {
     const app = new AppPage(page, served);
-    await app.open(`#/run/${SESSION}/seq/2`);
+    await app.open(`#/run/${MOVED_SESSION}/seq/2`);
     await expect(page.getByTestId('payload-kind')).toHaveText('tool_returned');
     const moved = page.getByTestId('moved-values');
     await expect(moved).toContainText('too large for the event and moved to an artifact');

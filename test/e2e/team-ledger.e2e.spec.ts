@@ -8,6 +8,8 @@ import { pgUnavailable, startCluster, type PgCluster } from '../support/pg-clust
 import { AppPage, expect, test } from './helpers/fixtures';
 import { DEMO_EVENTS } from './helpers/runs';
 import { serve, type Served } from './helpers/server';
+import { MOVED_SESSION, writeMovedValueSession } from './helpers/moved-value';
+import { importIntoEngine } from '../../electron/ingest/team';
 
 /**
  * The inspector on a team ledger behaves as on a local folder: `proofloop serve --ledger
@@ -150,6 +152,37 @@ test('serve --ledger postgres://: runs listed, a live run grows, state at a seq,
     expect(verdict.ok).toBe(true);
     const head = (await t.engine.run(left))!;
     expect(verdict.runs.find((r) => r.run_id === left)).toMatchObject({ head_hash: head.head_hash });
+  } finally {
+    await done(t);
+  }
+});
+
+test('an imported run pushed to the team ledger: its moved value opens whole there, from the server, not a local file', async ({
+  page,
+  folder,
+}) => {
+  // Imported on one machine (its artifacts beside that folder's ledger), pushed to the server.
+  writeMovedValueSession(folder);
+  const db = await freshDb();
+  const pusher = await PostgresEngine.connect(db);
+  try {
+    const r = await importIntoEngine(folder, pusher);
+    expect(r.pushed.find((p) => p.run_id === MOVED_SESSION)).toMatchObject({
+      action: 'copied',
+      artifacts: 1,
+    });
+  } finally {
+    await pusher.close();
+  }
+  // Served by another process with a local folder of its own, which holds no artifact.
+  const t = await team(db);
+  try {
+    const app = new AppPage(page, t.served);
+    await app.open(`#/run/${MOVED_SESSION}/seq/2`);
+    const moved = page.getByTestId('moved-values');
+    await expect(moved).toContainText('too large for the event and moved to an artifact');
+    await moved.getByRole('button', { name: 'Open' }).click();
+    await expect(moved.locator('.artifact-body')).toContainText('END-OF-OUTPUT');
   } finally {
     await done(t);
   }
