@@ -56,10 +56,13 @@ export interface LedgerEngine {
 
   /**
    * Stores already-chained events of a run that came from elsewhere (push, pull, import): the run is
-   * created with `run`'s facts when missing; events must continue its head (seq = head + 1, prev =
-   * head hash), else `conflict`. Their hashes are stored as given; they are not re-chained.
+   * created with `run`'s facts when missing; its head must be at `after` (by default the first
+   * event's seq − 1) and the events after it, else `conflict`. A caller states `after` when the run
+   * it copies has no events in between: an imported run keeps its lines' seqs, and a line that was
+   * no event leaves a gap (at seq 1, or where a page of a push begins). Their hashes are stored as
+   * given; they are not re-chained.
    */
-  putChained(run: PortableRun, events: readonly ImportedEvent[]): Promise<void>;
+  putChained(run: PortableRun, events: readonly ImportedEvent[], after?: number): Promise<void>;
   /**
    * What moves with a run besides its events (push, pull), in one transaction: its meta replaced
    * when it differs (the id its digests cover, the lines its import stated), and each of its

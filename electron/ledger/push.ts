@@ -77,13 +77,16 @@ export async function pushRuns(
     const run = portableRun(src);
     let n = 0;
     if (!dst) await to.putChained(run, []);
-    // From the last seq read on: an imported run may lack seqs (lines that were no event).
+    // From the last seq read on: an imported run may lack seqs (lines that were no event), so each
+    // page says where the head it continues is, not only its first seq.
+    let head = start - 1;
     for (let seq = start; seq <= src.head_seq;) {
       const events = await from.readChained(id, seq, PAGE);
       if (events.length === 0) break;
-      await to.putChained(run, events);
+      await to.putChained(run, events, head);
       n += events.length;
-      seq = events[events.length - 1]!.seq + 1;
+      head = events[events.length - 1]!.seq;
+      seq = head + 1;
     }
     const after = await to.run(id);
     if (after?.head_hash !== src.head_hash || after.head_seq !== src.head_seq) {

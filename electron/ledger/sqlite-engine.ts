@@ -141,7 +141,7 @@ export class SqliteEngine implements LedgerEngine {
     });
   }
 
-  putChained(run: PortableRun, events: readonly ImportedEvent[]): Promise<void> {
+  putChained(run: PortableRun, events: readonly ImportedEvent[], after?: number): Promise<void> {
     return call(() => {
       const l = this.ledger;
       l.db
@@ -159,7 +159,8 @@ export class SqliteEngine implements LedgerEngine {
           }
           if (events.length === 0) return;
           const first = events[0]!;
-          if (first.seq !== row.head_seq + 1) {
+          const at = after ?? first.seq - 1;
+          if (row.head_seq !== at || first.seq <= at) {
             throw new ProofloopError(
               'conflict',
               `run ${run.run_id}: events from seq ${first.seq} do not continue its head seq ${row.head_seq} in ${this.location}`,

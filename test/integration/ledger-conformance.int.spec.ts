@@ -17,7 +17,7 @@ import { ZERO_HASH } from '../../shared/protocol';
 import { ProofloopError } from '../../shared/result';
 import { clusterForFile } from './helpers/pg-cluster';
 import { homeForFile, perTest, repoRoot } from './helpers/tmp';
-import { chainedDeep } from './helpers/trust-cases';
+import { chained, chainedDeep } from './helpers/trust-cases';
 
 /**
  * One suite, both engines: what the ledger promises (electron/ledger/engine.ts) holds for the
@@ -329,6 +329,42 @@ describe.each(engines)('ledger engine: %s', (name, make, skip) => {
     expect(await back.verify('deep0')).toEqual(again);
     expect(await back.findings('deep0')).toEqual(await from.findings('deep0'));
     expect((await back.run('deep0'))!.meta).toEqual(local.run('deep0')!.meta);
+  });
+
+  test('an imported run whose lines are not all events moves whole: a first line that is no event, and a gap where a page of the copy ends', async () => {
+    // Two chained files as ProofLoop writes them, each with one line that is no event: line 1 of
+    // one, line 10,001 of the other (push copies 10,000 events a page). Their runs keep the seqs of
+    // their lines, so one starts at seq 2 and the other's second page at seq 10,002.
+    const dir = folder();
+    const put = (id: string, n: number, bad: number) => {
+      const lines = chained(id, n);
+      lines[bad - 1] = '{"seq": not json';
+      mkdirSync(path.join(dir, id), { recursive: true });
+      writeFileSync(path.join(dir, id, 'events.jsonl'), lines.join('\n') + '\n');
+    };
+    put('first-bad', 5, 1);
+    put('page-gap', 10_003, 10_001);
+    const local = Ledger.open(dir);
+    later(() => local.close());
+    for (const id of ['first-bad', 'page-gap']) await ingestFile(local, path.join(dir, id, 'events.jsonl'));
+    expect(local.read('first-bad').map((x) => x.seq)).toEqual([2, 3, 4, 5]);
+    expect(local.read('page-gap', { from: 9_999, to: 10_003 }).map((x) => x.seq)).toEqual([
+      9_999, 10_000, 10_002, 10_003,
+    ]);
+    const from = new SqliteEngine(local);
+    const e = await open(make);
+    const pushed = await pushRuns(from, e, ['first-bad', 'page-gap']);
+    expect(pushed.map((p) => [p.run_id, p.action, p.events])).toEqual([
+      ['first-bad', 'copied', 4],
+      ['page-gap', 'copied', 10_002],
+    ]);
+    for (const id of ['first-bad', 'page-gap']) expect(await e.verify(id)).toEqual(await from.verify(id));
+    // Twice: nothing moves; and another copy of the same run from seq 1 is still refused.
+    expect((await pushRuns(from, e, ['page-gap']))[0]).toMatchObject({ action: 'same', events: 0 });
+    const again = await from.readChained('page-gap', 1, 3);
+    await expect(e.putChained(portableRun((await from.run('page-gap'))!), again)).rejects.toThrow(
+      /do not continue its head/,
+    );
   });
 
   test('a runner run and OTLP spans written to a folder move in with their digests and verify the same', async () => {

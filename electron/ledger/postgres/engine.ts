@@ -330,7 +330,7 @@ export class PostgresEngine implements LedgerEngine {
     };
   }
 
-  async putChained(run: PortableRun, events: readonly ImportedEvent[]): Promise<void> {
+  async putChained(run: PortableRun, events: readonly ImportedEvent[], after?: number): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
@@ -352,7 +352,14 @@ export class PostgresEngine implements LedgerEngine {
         const last = events[events.length - 1]!;
         const facts = importedFacts(run.format, run.run_id, events);
         const prevHash = first.seq === 1 ? ZERO_HASH : null;
-        // The head moves only from where these events continue it; under its row lock the insert follows.
+        // The head moves only from where the caller says these events continue it (engine.ts);
+        // under its row lock the insert follows.
+        const at = after ?? first.seq - 1;
+        if (first.seq <= at)
+          throw new ProofloopError(
+            'conflict',
+            `run ${run.run_id}: events from seq ${first.seq} are not after seq ${at}`,
+          );
         const h = await client.query<{ run_no: number }>(
           `UPDATE runs SET head_seq = $3, head_hash = decode($4, 'hex'), last_at = $5, first_at = COALESCE(first_at, $6),
              event_count = event_count + $7, status = COALESCE($8, status), task_id = COALESCE($9, task_id),
@@ -361,7 +368,7 @@ export class PostgresEngine implements LedgerEngine {
            RETURNING run_no`,
           [
             run.run_id,
-            first.seq - 1,
+            at,
             last.seq,
             last.hash,
             last.at,
