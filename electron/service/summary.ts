@@ -45,10 +45,10 @@ const MODEL_KINDS = ['model_proposed', 'model_responded'];
  * harnesses' user_prompt events first (rare kinds, read through their index), then the first
  * events of the run, whichever span or log holds the prompt.
  */
-function otlpSummary(
+async function otlpSummary(
   meta: Obj,
-  read: (kinds: string[] | undefined, limit: number) => { kind: string; payload: unknown }[],
-): { title: string | null; model: string | null } {
+  read: (kinds: string[] | undefined, limit: number) => Promise<{ kind: string; payload: unknown }[]>,
+): Promise<{ title: string | null; model: string | null }> {
   const otlp = isObj(meta.otlp) ? meta.otlp : null;
   const service = otlp ? str(otlp.service) : null;
   let prompt: OtlpPrompt | null = null;
@@ -62,9 +62,9 @@ function otlpSummary(
     }
     return null;
   };
-  look(read(OTLP_PROMPT_KINDS, 4));
-  if (!prompt) look(read(undefined, OTLP_SCAN));
-  const m = read(MODEL_KINDS, 1)[0];
+  look(await read(OTLP_PROMPT_KINDS, 4));
+  if (!prompt) look(await read(undefined, OTLP_SCAN));
+  const m = (await read(MODEL_KINDS, 1))[0];
   const model = m && isObj(m.payload) ? str(m.payload.model) : null;
   return { title: otlpTitle(service, prompt ?? withheld), model };
 }
@@ -280,12 +280,10 @@ export async function glanceOf(ctx: Pick<ServiceContext, 'engine' | 'sqlite'>, r
       tokens = typeof t === 'number' ? t : null;
     }
   } else if (fmt === 'otlp') {
-    // Its reader is synchronous: a runs folder's ledger (a team ledger's OTLP runs list without a title).
-    if (ledger) {
-      ({ title, model } = otlpSummary(run.meta, (kinds, limit) =>
-        ledger.read(run_id, { ...(kinds ? { kinds } : {}), limit }),
-      ));
-    }
+    // Through the engine: on a team ledger too, an OTLP run is titled by its service and prompt.
+    ({ title, model } = await otlpSummary(run.meta, (kinds, limit) =>
+      engine.read(run_id, { ...(kinds ? { kinds } : {}), limit }),
+    ));
   } else {
     const start = (await first(['run_started'], 1))[0];
     const p = start
