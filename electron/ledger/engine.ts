@@ -53,6 +53,11 @@ export interface LedgerEngine {
    * transaction that commits late is never skipped: at most `limit` events and the cursor to ask from next.
    */
   feed(cursor: string, limit?: number): Promise<FeedPage>;
+  /**
+   * The cursor after every event the feed would give now: where a reader that wants only what comes
+   * next starts, without reading the ledger's past page by page.
+   */
+  feedEnd(): Promise<string>;
 
   /**
    * Stores already-chained events of a run that came from elsewhere (push, pull, import): the run is

@@ -112,6 +112,16 @@ export class SqliteEngine implements LedgerEngine {
    * its events, so a head seen is a head whose events are all there: the cursor is the head seen of
    * each run (JSON), and the next page is what lies between those heads and the current ones.
    */
+  feedEnd(): Promise<string> {
+    return call(() => {
+      const heads = this.ledger.db.prepare('SELECT run_id, head_seq FROM runs').all() as {
+        run_id: string;
+        head_seq: number;
+      }[];
+      return JSON.stringify(Object.fromEntries(heads.map((h) => [h.run_id, h.head_seq])));
+    });
+  }
+
   feed(cursor: string, limit = 10_000): Promise<FeedPage> {
     return call(() => {
       const seen = cursor ? (JSON.parse(cursor) as Record<string, number>) : {};

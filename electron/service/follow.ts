@@ -8,8 +8,9 @@ const MAX_PAGES = 20;
  * Keeps a team ledger live for the app and web mode, as watch.ts keeps a runs folder: the engine's
  * cross-run feed (engine.ts: every committed event exactly once, whatever order the transactions of
  * other machines commit in) is read every `pollMs`, and each run's new seqs are pushed as one
- * `events.appended` (the page then reads them and the runs list). The feed is first read to its
- * end without pushing: what was there before the page opened is not news.
+ * `events.appended` (the page then reads them and the runs list). It starts at the feed's end
+ * (feedEnd): what was there before the page opened is not news, and a ledger of millions of events
+ * was read page by page, 10,000 events a query, before the first push.
  */
 export function followEngine(
   engine: LedgerEngine,
@@ -25,13 +26,17 @@ export function followEngine(
     if (stopped || busy) return;
     busy = true;
     try {
+      if (!caughtUp) {
+        cursor = await engine.feedEnd();
+        caughtUp = true;
+        return;
+      }
       const ranges = new Map<string, { from: number; to: number }>();
-      for (let i = 0; caughtUp ? i < MAX_PAGES : true; i++) {
+      for (let i = 0; i < MAX_PAGES; i++) {
         const page = await engine.feed(cursor);
         if (stopped) return;
         cursor = page.cursor;
         if (page.events.length === 0) break;
-        if (!caughtUp) continue;
         for (const e of page.events) {
           const r = ranges.get(e.run_id);
           if (!r) ranges.set(e.run_id, { from: e.seq, to: e.seq });
@@ -41,7 +46,6 @@ export function followEngine(
           }
         }
       }
-      caughtUp = true;
       for (const [run_id, r] of ranges)
         ctx.emit('events.appended', { run_id, from_seq: r.from, to_seq: r.to });
     } catch {

@@ -194,6 +194,22 @@ describe.each(engines)('ledger engine: %s', (name, make, skip) => {
       );
   });
 
+  test("the feed's end is where a reader of only what comes next starts", async () => {
+    const e = await open(make);
+    expect((await e.feed(await e.feedEnd())).events).toEqual([]);
+    const w = await e.writer('fe', { create: {} });
+    await w.appendBatch([started(), step(1)]);
+    const end = await e.feedEnd();
+    expect((await e.feed(end)).events).toEqual([]);
+    await w.appendBatch([step(2), step(3)]);
+    const w2 = await e.writer('fe2', { create: {} });
+    await w2.appendBatch([started()]);
+    await Promise.all([w.close(), w2.close()]);
+    const next = await e.feed(end);
+    expect(next.events.map((x) => `${x.run_id}/${x.seq}`).sort()).toEqual(['fe/3', 'fe/4', 'fe2/1']);
+    expect((await e.feed(next.cursor)).events).toEqual([]);
+  });
+
   test('state at a seq is the fold of the events up to it, from a snapshot or not', async () => {
     const e = await open(make);
     const w = await e.writer('r6', { create: {} });

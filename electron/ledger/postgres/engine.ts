@@ -301,6 +301,18 @@ export class PostgresEngine implements LedgerEngine {
    * identity column would be skipped past: ids are taken at insert, rows become visible at commit.)
    * A transaction held open holds the feed back, not the writers.
    */
+  async feedEnd(): Promise<string> {
+    // The feed's last event now, by its index (events_feed) read backwards: one row, however long
+    // the ledger. Transactions below the snapshot's xmin have all ended, so none can add before it.
+    const r = await this.q<{ tx: string; run_no: number; seq: number }>(
+      `SELECT tx::text AS tx, run_no, seq FROM events
+        WHERE tx < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY tx DESC, run_no DESC, seq DESC LIMIT 1`,
+    );
+    const last = r.rows[0];
+    return last ? `${last.tx}:${last.run_no}:${last.seq}` : '';
+  }
+
   async feed(cursor: string, limit = 10_000): Promise<FeedPage> {
     const [tx, runNo, seq] = cursor ? cursor.split(':') : ['0', '0', '0'];
     const r = await this.q<{
