@@ -1,6 +1,7 @@
 import { useApp } from './store';
 import { RunList } from './features/runs/RunList';
-import { RunView } from './features/runs/RunView';
+import { RunView, useRunTab } from './features/runs/RunView';
+import { useTimelineKeys } from './features/timeline/useKeyboard';
 import { DiffView } from './features/diff/DiffView';
 import { JobBar } from './features/tasks/JobBar';
 import { TaskPanel } from './features/tasks/TaskPanel';
@@ -38,6 +39,12 @@ function Home() {
       ) : null}
     </div>
   );
+}
+
+/** The run's keys, apart so that what they follow (the run's tab) re-renders nothing else. */
+function RunKeys() {
+  useTimelineKeys(useRunTab());
+  return null;
 }
 
 export function App() {
@@ -79,6 +86,7 @@ export function App() {
       {overlay === 'export-bundle' && <ExportDialog />}
       {overlay === 'open-bundle' && <OpenBundleDialog />}
       <ExportResumePill />
+      <RunKeys />
     </div>
   );
 }

@@ -39,6 +39,8 @@ export interface TimelineSlice {
   timelineError: UiError | null;
   goHome(): void;
   selectRun(runId: string, seq?: number | null): void;
+  /** The view of the run being opened, at once, without waiting for its first events. */
+  showRun(): void;
   syncSelectedRun(): void;
   setSeq(seq: number, opts?: { keepFollow?: boolean }): void;
   step(delta: number): void;
@@ -139,6 +141,10 @@ export const createTimelineSlice: StateCreator<AppState, [], [], TimelineSlice> 
     ...NO_RUN_DATA,
 
     goHome: () => set({ view: 'home', runId: null, seq: 0, viewSeq: 0, head: 0, ...NO_RUN_DATA }),
+
+    showRun() {
+      if (get().view === 'home' && get().runId) set({ view: 'run' });
+    },
 
     selectRun(runId, seq) {
       const token = ++selectToken;

@@ -198,3 +198,32 @@ test('a run opened from the list is drawn with its first events, not empty first
   });
   expect(seen).toEqual({ first: DEMO_EVENTS[0]!.kind, selectedBefore: true });
 });
+
+/**
+ * A key pressed while a run opens (its view waits up to 300 ms for its first events) shows the view
+ * at once and acts on it: the keys belonged to the run's view, so such a key went nowhere.
+ */
+test('a key pressed while a run opens acts on it', async ({ app, server, page }) => {
+  // A finished run opens at its first event (a running one follows its head).
+  await appendRun(server, 'keyed', DEMO_EVENTS);
+  await app.open();
+  await expect(app.runItem('keyed')).toBeVisible();
+  // Its first events come late, so the keys below are pressed while it opens.
+  await page.route('**/api/events.read', async (route) => {
+    await new Promise((r) => setTimeout(r, 250));
+    await route.continue();
+  });
+  await app.runItem('keyed').click();
+  await page.keyboard.press('?');
+  await expect(page.getByTestId('help-box')).toContainText('PageUp / PageDown');
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('help-box')).toHaveCount(0);
+
+  await page.getByTestId('run-filter').click();
+  await page.keyboard.press('Escape');
+  await page.evaluate(() => ((globalThis as unknown as { location: { hash: string } }).location.hash = ''));
+  await expect(page.getByTestId('no-selection')).toBeVisible();
+  await app.runItem('keyed').click();
+  await page.locator('body').press('ArrowRight');
+  await app.expectSeq(2, DEMO_EVENTS.length);
+});

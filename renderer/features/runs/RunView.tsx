@@ -5,7 +5,6 @@ import { runSummaryOf } from '../../store/runsSlice';
 import { ErrorBox } from '../../ui/ErrorBox';
 import { Timeline } from '../timeline/Timeline';
 import { Scrubber } from '../timeline/Scrubber';
-import { useTimelineKeys } from '../timeline/useKeyboard';
 import { GotoBox, HelpBox, KindFilter, SearchBox } from '../timeline/Overlays';
 import { PayloadView } from '../inspector/PayloadView';
 import { StateView } from '../inspector/StateView';
@@ -319,7 +318,6 @@ function Toolbar() {
 
 export function RunView() {
   const tab = useRunTab();
-  useTimelineKeys(tab);
   const overlay = useApp((s) => s.overlay);
   return (
     <div className="runview" data-testid="run-view">

@@ -3,6 +3,11 @@ import { useApp } from '../../store';
 import type { RunTab } from '../../store/uiSlice';
 import { stepConversation } from '../conversation/ConversationView';
 
+/** The keys below: only these open a run's view early. */
+const KEYS = new Set(
+  'ArrowRight j J ArrowLeft k K ArrowDown ArrowUp PageDown PageUp Home End g / f ?'.split(' '),
+);
+
 function typing(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
   if (!el) return false;
@@ -11,7 +16,12 @@ function typing(target: EventTarget | null): boolean {
   );
 }
 
-/** Timeline keys: ←/→ j/k step, Shift jumps between notable events, Home/End, g, /, f. */
+/**
+ * Timeline keys: ←/→ j/k step, Shift jumps between notable events, Home/End, g, /, f. Listened for
+ * by the app, not the run's view: a run opened from the list waits up to 300 ms for its first
+ * events before its view is drawn (store/timelineSlice.ts), and a key pressed then shows the view
+ * at once and acts on it, instead of going nowhere.
+ */
 export function useTimelineKeys(tab: RunTab = 'timeline'): void {
   useEffect(() => {
     // In the conversation, a step goes to the next thing it shows (prompt, text, call, result).
@@ -19,9 +29,15 @@ export function useTimelineKeys(tab: RunTab = 'timeline'): void {
       tab === 'conversation' ? void stepConversation(delta) : useApp.getState().step(delta);
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
-      const s = useApp.getState();
-      if (s.view !== 'run' || !s.runId) return;
+      let s = useApp.getState();
+      if (!s.runId || (s.view !== 'run' && s.view !== 'home')) return;
       if (s.overlay && e.key !== 'Escape') return;
+      if (s.view === 'home') {
+        if (!KEYS.has(e.key)) return;
+        // Home with a run is a run being opened (goHome forgets the run).
+        s.showRun();
+        s = useApp.getState();
+      }
       const stepAway = (fn: () => void) => {
         e.preventDefault();
         if (s.follow) s.setFollow(false);
