@@ -78,6 +78,38 @@ describe('PostgreSQL ledger: append-only, roles, migrations', () => {
     await e.close();
   });
 
+  test("the feed's end is its last event when transaction ids cross a power of ten (numbers, not text)", async () => {
+    const url = await pgc.db();
+    const e = await PostgresEngine.connect(url);
+    try {
+      const w = await e.writer('xids', { create: {} });
+      await w.appendBatch([
+        { kind: 'run_started', payload: { task_id: 't', goal: 'g', agent: { name: 'sim' } } },
+      ]);
+      // Spend transaction ids up to just below the next power of ten, then append across it.
+      const now = Number((await e.q<{ x: string }>('SELECT pg_current_xact_id()::text AS x')).rows[0]!.x);
+      const next = 10 ** Math.ceil(Math.log10(now + 2));
+      expect(next - now).toBeLessThan(100_000);
+      for (let x = now + 1; x < next - 1; x++) await e.q('SELECT pg_current_xact_id()');
+      const below = await w.appendBatch([{ kind: 'model_responded', payload: { content: 'below' } }]);
+      await e.q('SELECT pg_current_xact_id()');
+      await w.appendBatch([{ kind: 'model_responded', payload: { content: 'above' } }]);
+      await w.close();
+      const txs = (
+        await e.q<{ tx: string }>(
+          `SELECT tx::text AS tx FROM events e JOIN runs r USING (run_no)
+           WHERE r.run_id = 'xids' AND e.seq >= $1 ORDER BY e.seq`,
+          [below[0]!.seq],
+        )
+      ).rows.map((r) => r.tx);
+      expect(txs[0]!.length).toBeLessThan(txs[1]!.length);
+      // Text order puts '9…' after '10…': the end would be the event below, and the one above news again.
+      expect((await e.feed(await e.feedEnd())).events).toEqual([]);
+    } finally {
+      await e.close();
+    }
+  });
+
   test('the writer role appends and reads but cannot edit events; the reader role only reads', async () => {
     const url = await pgc.db();
     await seeded(url);

@@ -304,13 +304,14 @@ export class PostgresEngine implements LedgerEngine {
   async feedEnd(): Promise<string> {
     // The feed's last event now, by its index (events_feed) read backwards: one row, however long
     // the ledger. Transactions below the snapshot's xmin have all ended, so none can add before it.
-    const r = await this.q<{ tx: string; run_no: number; seq: number }>(
-      `SELECT tx::text AS tx, run_no, seq FROM events
-        WHERE tx < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY tx DESC, run_no DESC, seq DESC LIMIT 1`,
+    // (Ordered by the column itself: an output named tx would sort the xids as text, and scan.)
+    const r = await this.q<{ at_tx: string; run_no: number; seq: number }>(
+      `SELECT e.tx::text AS at_tx, e.run_no, e.seq FROM events e
+        WHERE e.tx < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY e.tx DESC, e.run_no DESC, e.seq DESC LIMIT 1`,
     );
     const last = r.rows[0];
-    return last ? `${last.tx}:${last.run_no}:${last.seq}` : '';
+    return last ? `${last.at_tx}:${last.run_no}:${last.seq}` : '';
   }
 
   async feed(cursor: string, limit = 10_000): Promise<FeedPage> {
