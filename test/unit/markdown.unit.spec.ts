@@ -19,22 +19,26 @@ describe('markdownHtml (a payload’s Markdown for reading)', () => {
       '<script>alert(1)</script>\n\nsay <b onmouseover="x()">hi</b> <img src=x onerror=y()>\n',
     );
     expect(html).not.toMatch(/<(script|b|img)\b/i);
-    expect(html).toContain('&#60;script&#62;alert(1)&#60;/script&#62;');
-    expect(html).toContain('&#60;b onmouseover=&#34;x()&#34;&#62;hi&#60;/b&#62;');
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).toContain('&lt;b onmouseover=&quot;x()&quot;&gt;hi&lt;/b&gt;');
   });
 
   it('makes an image its alt text: the page asks for nothing', () => {
     const html = markdownHtml('see ![a <chart>](https://example.com/c.png "t") here');
     expect(html).not.toContain('<img');
     expect(html).not.toContain('example.com');
-    expect(html).toContain('see a &#60;chart&#62; here');
+    expect(html).toContain('see a &lt;chart&gt; here');
   });
 
   it('keeps links with a safe protocol, and shows any other link as its text', () => {
-    expect(markdownHtml('[docs](https://example.com/a?b=1&c=2)')).toContain(
-      '<a href="https://example.com/a?b=1&amp;c=2">docs</a>',
+    expect(markdownHtml('[docs](https://example.com/a?b=1&c=2 "the <docs>")')).toContain(
+      '<a href="https://example.com/a?b=1&amp;c=2" title="the &lt;docs&gt;" target="_blank" rel="noopener noreferrer">docs</a>',
     );
-    expect(markdownHtml('[mail](mailto:a@example.com)')).toContain('<a href="mailto:a@example.com">mail</a>');
+    expect(markdownHtml('[mail](mailto:a@example.com)')).toContain(
+      '<a href="mailto:a@example.com" target="_blank" rel="noopener noreferrer">mail</a>',
+    );
+    // A bare URL (GFM) is a link too, and a quote in it cannot leave the attribute.
+    expect(markdownHtml('see https://example.com/x"onmouseover="y')).not.toContain('" onmouseover');
     for (const href of [
       'javascript:alert(1)',
       'java\tscript:alert(1)',
