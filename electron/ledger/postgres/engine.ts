@@ -4,7 +4,6 @@ import { ProofloopError } from '../../../shared/result';
 import type { RunState } from '../../../shared/state';
 import { importedFacts } from '../run-facts';
 import {
-  checkArtifact,
   missingFindings,
   sameMeta,
   type ArtifactItem,
@@ -23,7 +22,7 @@ import { PgWriter } from './writer';
 import { dict } from '../../../shared/dict.js';
 import { copyInto, encodeCopyBinary } from './copy-binary';
 import { stateAtPg } from './state-at';
-import { sha256Bytes } from '../../crypto';
+import { artifactDigestsPg, artifactPg, putArtifactsPg } from './artifacts';
 
 const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
@@ -106,6 +105,22 @@ export class PostgresEngine implements LedgerEngine {
       return await this.pool.query<R>(sql, params);
     } catch (err) {
       throw asLedgerError(err, this.location);
+    }
+  }
+
+  /** `fn` in one transaction on one connection: committed when it returns, rolled back when it throws. */
+  async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const out = await fn(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw asLedgerError(e, this.location);
+    } finally {
+      client.release();
     }
   }
 
@@ -231,9 +246,7 @@ export class PostgresEngine implements LedgerEngine {
     run: PortableRun,
     findings: readonly Finding[],
   ): Promise<{ meta: boolean; findings: number }> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return this.transaction(async (client) => {
       // The run's row lock orders two pushes of one run: the second sees what the first added.
       const r = await client.query<{ meta: string }>('SELECT meta FROM runs WHERE run_id = $1 FOR UPDATE', [
         run.run_id,
@@ -267,14 +280,8 @@ export class PostgresEngine implements LedgerEngine {
           ],
         );
       }
-      await client.query('COMMIT');
       return { meta, findings: add.length };
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw asLedgerError(e, this.location);
-    } finally {
-      client.release();
-    }
+    });
   }
 
   private runNos = new Map<string, number>();
@@ -344,9 +351,7 @@ export class PostgresEngine implements LedgerEngine {
   }
 
   async putChained(run: PortableRun, events: readonly ImportedEvent[], after?: number): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await this.transaction(async (client) => {
       await client.query(
         `INSERT INTO runs (run_id, source, format, chained, origin, created_at, meta)
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id) DO NOTHING`,
@@ -401,13 +406,7 @@ export class PostgresEngine implements LedgerEngine {
         }
         await insertRows(client, h.rows[0]!.run_no, events);
       }
-      await client.query('COMMIT');
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw asLedgerError(e, this.location);
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async readChained(runId: string, from: number, limit: number): Promise<ImportedEvent[]> {
@@ -431,51 +430,17 @@ export class PostgresEngine implements LedgerEngine {
     }));
   }
 
-  async artifactDigests(runId: string): Promise<string[]> {
-    const r = await this.q<{ digest: string }>(
-      'SELECT digest FROM run_artifacts WHERE run_id = $1 ORDER BY digest',
-      [runId],
-    );
-    return r.rows.map((x) => x.digest);
+  /** A run's artifacts: see artifacts.ts. */
+  artifactDigests(runId: string): Promise<string[]> {
+    return artifactDigestsPg(this, runId);
   }
 
-  async artifact(runId: string, digest: string): Promise<string | null> {
-    const r = await this.q<{ content: Buffer }>(
-      `SELECT a.content FROM run_artifacts ra JOIN artifacts a ON a.digest = ra.digest
-        WHERE ra.run_id = $1 AND ra.digest = $2`,
-      [runId, digest],
-    );
-    const content = r.rows[0]?.content;
-    // Checked as a file's would be: what the server returns must still be what was stored.
-    return content && sha256Bytes(content) === digest ? content.toString('utf8') : null;
+  artifact(runId: string, digest: string): Promise<string | null> {
+    return artifactPg(this, runId, digest);
   }
 
-  async putArtifacts(runId: string, items: readonly ArtifactItem[]): Promise<number> {
-    const bytes = items.map((a) => checkArtifact(runId, a));
-    if (!(await this.run(runId)))
-      throw new ProofloopError('not_found', `no run ${runId} in ${this.location}`);
-    if (items.length === 0) return 0;
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query(
-        `INSERT INTO artifacts (digest, content) SELECT * FROM unnest($1::text[], $2::bytea[])
-         ON CONFLICT (digest) DO NOTHING`,
-        [items.map((a) => a.digest), bytes],
-      );
-      const added = await client.query(
-        `INSERT INTO run_artifacts (run_id, digest) SELECT $1, unnest($2::text[])
-         ON CONFLICT (run_id, digest) DO NOTHING RETURNING digest`,
-        [runId, items.map((a) => a.digest)],
-      );
-      await client.query('COMMIT');
-      return added.rowCount ?? 0;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw asLedgerError(err, this.location);
-    } finally {
-      client.release();
-    }
+  putArtifacts(runId: string, items: readonly ArtifactItem[]): Promise<number> {
+    return putArtifactsPg(this, runId, items);
   }
 
   async close(): Promise<void> {
