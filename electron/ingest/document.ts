@@ -16,7 +16,8 @@ import { excerptOf, parseMapped, roundedIntegers } from './parse';
 import { openRegular, readAt } from './read-at';
 import { Sequencer, emptyState, type FileState } from './sequencer';
 import type { LineResult } from './block';
-import { outlineResults, importArtifactsHome, storeRedacted } from './outline';
+import { outlineResults, storeRedacted } from './outline';
+import { importArtifactsHome } from '../ledger/artifacts';
 import type { ImportResult, Seal } from './importer';
 import { isObj } from '../../shared/json-read.js';
 

@@ -18,7 +18,8 @@ import {
   type Row,
 } from './sequencer';
 import { parsedBlocks, type ParsedBlock } from './source';
-import { importArtifactsHome, outlineResults, storeRedacted, type StoreArtifact } from './outline';
+import { outlineResults, storeRedacted, type StoreArtifact } from './outline';
+import { importArtifactsHome } from '../ledger/artifacts';
 import { detectStreamed } from './formats/registry';
 import { checkImported, Conflict, HEAD_BYTES, headSha, importsRow, isStreamed } from './imports-progress';
 import { streamedBlocks } from './streamed';

@@ -27,7 +27,7 @@ export interface ReadOptions {
   fmt?: string | null;
   /**
    * For a source that parses in workers: where they may store the large values they move out of
-   * events (outline.ts, importArtifactsHome). Unset: the importer moves them, in its thread.
+   * events (outline.ts; ledger/artifacts.ts, importArtifactsHome). Unset: the importer moves them, in its thread.
    */
   artifacts?: string | null;
   /** A document's source (document.ts): the records already imported, skipped on this read. */

@@ -9,7 +9,7 @@ import { storeArtifact } from '../runner/artifacts';
  * line of several MB (a pasted screenshot's base64, a huge tool output) would otherwise put MBs
  * into one event row, which every page read, search and export then carries. Each string value
  * longer than ARTIFACT_MIN_CHARS is stored once, content-addressed, by the `store` the importer
- * passes (beside the ledger: see importArtifactsHome); the stored payload keeps its first
+ * passes (beside the ledger: ledger/artifacts.ts, importArtifactsHome); the stored payload keeps its first
  * EXCERPT_BYTES and a note naming the artifact, and the event's source lists every value so
  * moved (`source.artifacts`: its JSON path, digest and size) so what was replaced is never in
  * doubt and the whole value can be read back (`artifact.read`, `proofloop artifact`).
@@ -113,6 +113,3 @@ export function outlineResult(r: LineResult, store: StoreArtifact): void {
 export function storeRedacted(home: string): StoreArtifact {
   return (text) => storeArtifact(home, text, { redacted: true });
 }
-
-/** Where an import's artifacts live: ledger/artifacts.ts. */
-export { importArtifactsHome } from '../ledger/artifacts';

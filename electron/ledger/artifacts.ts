@@ -4,8 +4,12 @@ import { confine } from '../fs/confine';
 import { HASH_RE } from '../../shared/protocol/chain';
 import { ID_RANGE, idRange } from './event-ids';
 import type { Ledger } from './ledger';
-import type { ArtifactSource } from './push';
+import type { ArtifactItem, LedgerEngine } from './engine';
 import { readArtifact } from '../runner/artifacts';
+
+/** Artifacts sent in one call: bounded by count and by text, whatever their sizes. */
+const ARTIFACT_BATCH = 64;
+const ARTIFACT_BATCH_CHARS = 32 << 20;
 
 /**
  * Where an import's artifacts live: beside the ledger, in `artifacts/` of its directory, so
@@ -47,16 +51,36 @@ export function runArtifactDigests(ledger: Ledger, run: { run_id: string; source
       .all(...idRange(runNo, 1, Number.MAX_SAFE_INTEGER)) as string[];
     const home = artifactsHomeOf(ledger, run);
     // Named by an event and here: a run pulled from elsewhere names its artifacts before they come.
-    const held = (d: string) =>
-      lstatSync(confine(home, ['artifacts', d], 'artifact'), { throwIfNoEntry: false })?.isFile();
     for (const text of rows) {
       const moved = (JSON.parse(text) as { artifacts?: { digest?: unknown }[] }).artifacts ?? [];
       for (const m of moved)
-        if (typeof m.digest === 'string' && HASH_RE.test(m.digest) && !out.has(m.digest) && held(m.digest))
+        if (
+          typeof m.digest === 'string' &&
+          HASH_RE.test(m.digest) &&
+          !out.has(m.digest) &&
+          holdsArtifact(home, m.digest)
+        )
           out.add(m.digest);
     }
   } else for (const d of folderArtifactDigests(artifactsHomeOf(ledger, run))) out.add(d);
   return [...out].sort();
+}
+
+/**
+ * Whether `<runDir>/artifacts/<digest>` is there (not read: storeArtifact, too, writes only a file
+ * that is missing).
+ */
+export function holdsArtifact(runDir: string, digest: string): boolean {
+  try {
+    return (
+      lstatSync(confine(runDir, ['artifacts', digest], 'artifact'), { throwIfNoEntry: false })?.isFile() ??
+      false
+    );
+  } catch (e) {
+    // No run folder yet (a run pulled here before its artifacts): none held.
+    if ((e as { code?: string }).code === 'ENOENT') return false;
+    throw e;
+  }
 }
 
 /** The digests of the artifacts in `<runDir>/artifacts/` (none when it is missing). */
@@ -78,4 +102,38 @@ export function folderArtifactSource(runDir: string): ArtifactSource {
     artifactDigests: () => Promise.resolve(folderArtifactDigests(runDir)),
     artifact: (_runId, digest) => Promise.resolve(readArtifact(runDir, digest)),
   };
+}
+
+/** Where artifacts are copied from: an engine, or a run's local folder (folderArtifactSource). */
+export type ArtifactSource = Pick<LedgerEngine, 'artifactDigests' | 'artifact'>;
+
+/** Copies the artifacts of a run that `to` lacks, in bounded batches; counts what it could not read here. */
+export async function copyArtifacts(
+  from: ArtifactSource,
+  to: LedgerEngine,
+  runId: string,
+): Promise<{ artifacts: number; artifacts_missing: number }> {
+  const have = new Set(await to.artifactDigests(runId));
+  let artifacts = 0;
+  let missing = 0;
+  let batch: ArtifactItem[] = [];
+  let chars = 0;
+  const flush = async () => {
+    if (batch.length > 0) artifacts += await to.putArtifacts(runId, batch);
+    batch = [];
+    chars = 0;
+  };
+  for (const digest of await from.artifactDigests(runId)) {
+    if (have.has(digest)) continue;
+    const text = await from.artifact(runId, digest);
+    if (text === null) {
+      missing += 1;
+      continue;
+    }
+    batch.push({ digest, text });
+    chars += text.length;
+    if (batch.length >= ARTIFACT_BATCH || chars >= ARTIFACT_BATCH_CHARS) await flush();
+  }
+  await flush();
+  return { artifacts, artifacts_missing: missing };
 }

@@ -1,5 +1,6 @@
 import { ProofloopError } from '../../shared/result';
-import { portableRun, type ArtifactItem, type LedgerEngine } from './engine';
+import { portableRun, type LedgerEngine } from './engine';
+import { copyArtifacts } from './artifacts';
 
 export interface PushResult {
   run_id: string;
@@ -20,9 +21,6 @@ export interface PushResult {
 
 const PAGE = 10_000;
 const NOTHING = { meta: false, findings: 0 };
-/** Artifacts sent in one call: bounded by count and by text, whatever their sizes. */
-const ARTIFACT_BATCH = 64;
-const ARTIFACT_BATCH_CHARS = 32 << 20;
 
 /**
  * Copies runs from one ledger to another as they are stored: the same seqs, payload bytes, hashes
@@ -107,38 +105,4 @@ export async function pushRuns(
     });
   }
   return out;
-}
-
-/** Where artifacts are copied from: an engine, or a run's local folder (ledger/artifacts.ts). */
-export type ArtifactSource = Pick<LedgerEngine, 'artifactDigests' | 'artifact'>;
-
-/** Copies the artifacts of a run that `to` lacks, in bounded batches; counts what it could not read here. */
-export async function copyArtifacts(
-  from: ArtifactSource,
-  to: LedgerEngine,
-  runId: string,
-): Promise<{ artifacts: number; artifacts_missing: number }> {
-  const have = new Set(await to.artifactDigests(runId));
-  let artifacts = 0;
-  let missing = 0;
-  let batch: ArtifactItem[] = [];
-  let chars = 0;
-  const flush = async () => {
-    if (batch.length > 0) artifacts += await to.putArtifacts(runId, batch);
-    batch = [];
-    chars = 0;
-  };
-  for (const digest of await from.artifactDigests(runId)) {
-    if (have.has(digest)) continue;
-    const text = await from.artifact(runId, digest);
-    if (text === null) {
-      missing += 1;
-      continue;
-    }
-    batch.push({ digest, text });
-    chars += text.length;
-    if (batch.length >= ARTIFACT_BATCH || chars >= ARTIFACT_BATCH_CHARS) await flush();
-  }
-  await flush();
-  return { artifacts, artifacts_missing: missing };
 }

@@ -15,7 +15,7 @@ import {
   type PortableRun,
   type ArtifactItem,
 } from './engine';
-import { artifactsHomeOf, runArtifactDigests } from './artifacts';
+import { artifactsHomeOf, holdsArtifact, runArtifactDigests } from './artifacts';
 import { readArtifact, storeArtifact } from '../runner/artifacts';
 import type { Finding, ReadQuery, RunFormat, RunRow, StoredEvent } from './types';
 import type { VerifyReport } from './verify';
@@ -204,7 +204,7 @@ export class SqliteEngine implements LedgerEngine {
       const home = artifactsHomeOf(this.ledger, run);
       let added = 0;
       for (const a of items) {
-        if (readArtifact(home, a.digest) !== null) continue;
+        if (holdsArtifact(home, a.digest)) continue;
         // As stored where it came from: redacted there already, so not again (its digest would move).
         storeArtifact(home, a.text, { redacted: true });
         added += 1;

@@ -8,8 +8,7 @@ import { sha256Hex } from '../crypto';
 import { Ledger } from '../ledger';
 import type { LedgerEngine } from '../ledger/engine';
 import { SqliteEngine } from '../ledger/sqlite-engine';
-import { copyArtifacts } from '../ledger/push';
-import { folderArtifactSource } from '../ledger/artifacts';
+import { shareRunArtifacts } from './share-artifacts';
 import { loadTask, READ_ONLY_TOOLS, type LoadedTask } from './catalog';
 import { ProcessAgent, RecordedAgent } from './agents/sim';
 import type { Action, ModelTask, Observation, Variant } from './protocol';
@@ -222,37 +221,12 @@ export class RunHost {
       }
     } finally {
       session()?.stopAgent();
-      await this.shareArtifacts(writer);
+      // A team ledger does not read this host's run folders: the run's artifacts go to it.
+      if (!this.ledger || this.ledger.runsRoot !== this.runsRoot)
+        await shareRunArtifacts(this.engine, this.runDir(writer.runId), writer);
       await writer.close();
     }
     return { run_id: runId, head_seq: (await this.engine.run(runId))?.head_seq ?? 0, ...ended };
-  }
-
-  /**
-   * On a ledger that does not read this host's run folders (a team's PostgreSQL server), the run's
-   * artifacts (tool outputs, requests: written in the local folder as it ran) go to the ledger as it
-   * ends, so whoever opens the run there reads them whole. If that fails, the run says so in an
-   * annotation (allowed after its end), and they stay in the local folder.
-   */
-  private async shareArtifacts(writer: HostWriter): Promise<void> {
-    if (this.ledger && this.ledger.runsRoot === this.runsRoot) return;
-    const runId = writer.runId;
-    try {
-      const r = await copyArtifacts(folderArtifactSource(this.runDir(runId)), this.engine, runId);
-      if (r.artifacts_missing > 0)
-        throw new Error(`${r.artifacts_missing} of them could not be read back in ${this.runDir(runId)}`);
-    } catch (e) {
-      try {
-        const at = (await this.engine.run(runId))?.head_seq ?? 0;
-        if (at > 0)
-          await writer.append('event_annotated', {
-            target_seq: at,
-            note: `the run's artifacts were not all stored in ${this.engine.location}: ${(e as Error).message}; they are in ${this.runDir(runId)}`,
-          });
-      } catch {
-        // The writer itself failed (lock lost, server gone): nothing more can be said on the ledger.
-      }
-    }
   }
 
   /**
