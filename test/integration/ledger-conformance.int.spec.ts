@@ -18,6 +18,7 @@ import { ProofloopError } from '../../shared/result';
 import { clusterForFile } from './helpers/pg-cluster';
 import { homeForFile, perTest, repoRoot } from './helpers/tmp';
 import { chained, chainedDeep } from './helpers/trust-cases';
+import { writeSessionWithMovedValue } from './helpers/moved-value';
 
 /**
  * One suite, both engines: what the ledger promises (electron/ledger/engine.ts) holds for the
@@ -425,16 +426,9 @@ describe.each(engines)('ledger engine: %s', (name, make, skip) => {
   });
 
   test("a run's artifacts move with it: an import's whole values read there, and again after pull; none is stored unchecked", async () => {
-    // The real session with one tool output made larger than an event keeps (ARTIFACT_MIN_CHARS):
-    // the import moves it to an artifact and the event keeps an excerpt.
+    // The import moves the session's too large tool output to an artifact; its event keeps an excerpt.
     const dir = folder();
-    const lines = readFileSync(path.join(repoRoot, CLAUDE_SESSION), 'utf8').split('\n').filter(Boolean);
-    const at = lines.findIndex((l) => l.includes('"tool_result"'));
-    const line = JSON.parse(lines[at]!) as { message: { content: { type: string; content: unknown }[] } };
-    const big = Array.from({ length: 3000 }, (_, i) => `row ${i}: ${'x'.repeat(30)}`).join('\n');
-    line.message.content.find((c) => c.type === 'tool_result')!.content = big;
-    lines[at] = JSON.stringify(line);
-    writeFileSync(path.join(dir, 'session.jsonl'), lines.join('\n') + '\n');
+    const big = writeSessionWithMovedValue(dir);
     const local = Ledger.open(dir);
     later(() => local.close());
     await ingestFile(local, path.join(dir, 'session.jsonl'));

@@ -1,14 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Ledger } from '../../electron/ledger';
 import { clusterForFile } from './helpers/pg-cluster';
-import { cli, homeForFile, perTest, repoRoot } from './helpers/tmp';
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { cli, homeForFile, perTest } from './helpers/tmp';
+import { writeSessionWithMovedValue } from './helpers/moved-value';
 
 /** `proofloop push/pull` and the read commands on `--ledger postgres://…`, as a user runs them. */
 const pgc = clusterForFile();
-const SESSION =
-  'test/fixtures/claude-code/projects/-home-marco-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl';
 const test = pgc.reason ? it.skip : it;
 const { folder } = perTest();
 homeForFile('pl-team-cli-');
@@ -87,13 +84,7 @@ describe('team ledger on the command line', { timeout: 180_000 }, () => {
     const url = await pgc.db();
     const a = folder();
     // The real session, one tool output made larger than an event keeps (64 KB).
-    const lines = readFileSync(path.join(repoRoot, SESSION), 'utf8').split('\n').filter(Boolean);
-    const at = lines.findIndex((l) => l.includes('"tool_result"'));
-    const line = JSON.parse(lines[at]!) as { message: { content: { type: string; content: unknown }[] } };
-    const big = Array.from({ length: 3000 }, (_, i) => `row ${i}: ${'y'.repeat(30)}`).join('\n');
-    line.message.content.find((c) => c.type === 'tool_result')!.content = big;
-    lines[at] = JSON.stringify(line);
-    writeFileSync(path.join(a, 'session.jsonl'), lines.join('\n') + '\n');
+    const big = writeSessionWithMovedValue(a);
     expect((await cli(['--folder', a, 'open', a])).code).toBe(0);
     const events = await cli(['--folder', a, '--json', 'events', 'session']);
     const moved = events.stdout
