@@ -123,11 +123,12 @@ export async function withGlances<R extends RunRow>(
       // The list never fails for a glance: that row shows without one, and runs.details says why.
       continue;
     }
-    const known = memo.get(countsKey(ctx.engine(), r)) as Counts | undefined;
+    // Counts already folded cost nothing (countsOf memoises them by run and head).
+    const known = memo.has(countsKey(ctx.engine(), r));
     if (known || r.head_seq <= budget) {
       if (!known) budget -= r.head_seq;
       try {
-        g = withCounts(g, known ?? (await countsOf(ctx, r)));
+        g = withCounts(g, await countsOf(ctx, r));
       } catch {
         // Its counts come with runs.details, which leaves the row out if they cannot be read.
       }

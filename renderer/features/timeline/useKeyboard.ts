@@ -3,11 +3,6 @@ import { useApp } from '../../store';
 import type { RunTab } from '../../store/uiSlice';
 import { stepConversation } from '../conversation/ConversationView';
 
-/** The keys below: only these open a run's view early. */
-const KEYS = new Set(
-  'ArrowRight j J ArrowLeft k K ArrowDown ArrowUp PageDown PageUp Home End g / f ?'.split(' '),
-);
-
 function typing(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
   if (!el) return false;
@@ -27,21 +22,17 @@ export function useTimelineKeys(tab: RunTab = 'timeline'): void {
     // In the conversation, a step goes to the next thing it shows (prompt, text, call, result).
     const step = (delta: 1 | -1) =>
       tab === 'conversation' ? void stepConversation(delta) : useApp.getState().step(delta);
-    const onKey = (e: KeyboardEvent) => {
-      if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
-      let s = useApp.getState();
-      if (!s.runId || (s.view !== 'run' && s.view !== 'home')) return;
-      if (s.overlay && e.key !== 'Escape') return;
-      if (s.view === 'home') {
-        if (!KEYS.has(e.key)) return;
-        // Home with a run is a run being opened (goHome forgets the run).
-        s.showRun();
-        s = useApp.getState();
-      }
-      const stepAway = (fn: () => void) => {
+    type State = ReturnType<typeof useApp.getState>;
+    /** What a key does to the run, to be done; null for a key that is not the run's. */
+    const keyAction = (e: KeyboardEvent, s: State): (() => void) | null => {
+      const stepAway = (fn: () => void) => () => {
         e.preventDefault();
         if (s.follow) s.setFollow(false);
         fn();
+      };
+      const overlay = (o: Parameters<State['setOverlay']>[0]) => () => {
+        e.preventDefault();
+        s.setOverlay(o);
       };
       switch (e.key) {
         case 'ArrowRight':
@@ -63,23 +54,37 @@ export function useTimelineKeys(tab: RunTab = 'timeline'): void {
         case 'Home':
           return stepAway(() => s.jumpEdge('first'));
         case 'End':
-          e.preventDefault();
-          return s.jumpEdge('last');
+          return () => {
+            e.preventDefault();
+            s.jumpEdge('last');
+          };
         case 'g':
-          e.preventDefault();
-          return s.setOverlay('goto');
+          return overlay('goto');
         case '/':
-          e.preventDefault();
-          return s.setOverlay('search');
+          return overlay('search');
         case 'f':
-          e.preventDefault();
-          return s.setOverlay('filter');
+          return overlay('filter');
         case '?':
-          e.preventDefault();
-          return s.setOverlay('help');
+          return overlay('help');
         case 'Escape':
-          return s.setOverlay(null);
+          return () => s.setOverlay(null);
+        default:
+          return null;
       }
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+      const s = useApp.getState();
+      if (!s.runId || (s.view !== 'run' && s.view !== 'home')) return;
+      if (s.overlay && e.key !== 'Escape') return;
+      const act = keyAction(e, s);
+      if (!act) return;
+      if (s.view === 'home') {
+        // Home with a run is a run being opened (goHome forgets the run): its view, at once.
+        if (e.key === 'Escape') return;
+        s.showRun();
+      }
+      act();
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
