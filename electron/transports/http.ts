@@ -222,6 +222,7 @@ export async function startWebServer(
         fail(res, 400, 'bad_args', `body of ${name}: ${(e as Error).message}`);
         return;
       }
+      await service.readable(name);
       const at = pushesNow();
       const result = await service.call(name, args, 'renderer');
       send(res, result.ok ? 200 : (STATUS[result.error.code] ?? 400), result, { 'x-proofloop-pushes': at });

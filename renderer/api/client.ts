@@ -1,6 +1,7 @@
 import type { ArgsOf, MethodName, PushName, PushOf, ResultOf } from '../../shared/api/contract';
 import { RENDERER_PUSHES } from '../../shared/api/surface';
 import type { Result } from '../../shared/result';
+import { earlyAnswers, post, takeEarly, webToken } from './early';
 import { createPushGap } from './pushGap';
 
 /** What the renderer knows of the main process: the contract's methods and pushes, nothing else. */
@@ -82,20 +83,19 @@ function httpClient(token: string, base = ''): ApiClient {
       });
     }
   };
-  async function callRaw(method: string, args: unknown): Promise<Result<unknown>> {
+  // The first reads were asked before this client existed (early.ts): counted as begun now, before
+  // the push stream is opened, so that its hello waits for them.
+  for (const a of earlyAnswers()) {
     const answered = gap.began();
-    try {
-      const res = await fetch(`${base}/api/${method}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-proofloop-token': token },
-        body: JSON.stringify(args ?? {}),
-      });
-      answered(res.headers.get('x-proofloop-pushes'));
-      return (await res.json()) as Result<unknown>;
-    } catch (e) {
-      answered(null);
-      return { ok: false, error: { code: 'io', message: `cannot reach ProofLoop: ${(e as Error).message}` } };
-    }
+    void a.then((x) => answered(x.pushes));
+  }
+  async function callRaw(method: string, args: unknown): Promise<Result<unknown>> {
+    const early = takeEarly(method, args);
+    if (early) return (await early).result;
+    const answered = gap.began();
+    const a = await post(base, token, method, args);
+    answered(a.pushes);
+    return a.result;
   }
   return {
     transport: 'http',
@@ -116,34 +116,8 @@ function httpClient(token: string, base = ''): ApiClient {
   };
 }
 
-/**
- * The web-mode token from the page's first URL: in the fragment, alone (`#token=…`) or after a
- * route (`#/run/x&token=…`), or `?token=…` from older launchers. Kept for this tab in
- * sessionStorage and taken out of the address bar and history at once, so it is neither shown,
- * bookmarked nor sent on; the route stays. Only the push stream carries it in a URL (EventSource
- * sets no headers); calls send it in `x-proofloop-token`.
- */
-function takeToken(): string {
-  const url = new URL(window.location.href);
-  const inHash = /(?:^#|&)token=([^&]*)/.exec(url.hash);
-  const fromQuery = url.searchParams.get('token');
-  const given = inHash ? decodeURIComponent(inHash[1]!) : fromQuery;
-  if (given !== null) {
-    url.searchParams.delete('token');
-    const rest = inHash ? url.hash.replace(inHash[0], inHash[0].startsWith('#') ? '#' : '') : url.hash;
-    window.history.replaceState(
-      window.history.state,
-      '',
-      url.pathname + url.search + (rest === '#' ? '' : rest),
-    );
-  }
-  const token = given ?? sessionStorage.getItem('proofloop.token') ?? '';
-  if (token) sessionStorage.setItem('proofloop.token', token);
-  return token;
-}
-
 /** Picks the transport at start: Electron's preload if present, else HTTP with the URL's token. */
 export function createClient(): ApiClient {
   if (window.proofloop) return ipcClient(window.proofloop);
-  return httpClient(takeToken());
+  return httpClient(webToken());
 }

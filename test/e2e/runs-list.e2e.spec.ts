@@ -163,6 +163,37 @@ test('a page whose stream missed no push reads the folder and the runs once', as
 });
 
 /**
+ * The page's first reads go out while its app script is still on the way (renderer/api/early.ts):
+ * before, they waited for its ~440 KB to arrive, compile and run, and the list for them.
+ */
+test('the page asks for the folder and its runs before its app script has arrived, and asks once', async ({
+  app,
+  server,
+  page,
+}) => {
+  await appendRun(server, 'one', DEMO_EVENTS.slice(0, 2));
+  await expect.poll(async () => (await server.call<unknown[]>('runs.list')).length).toBe(1);
+  await app.open();
+  await expect(app.runItem('one')).toBeVisible();
+  const timing = await page.evaluate(() =>
+    performance.getEntriesByType('resource').map((e) => ({
+      name: new URL(e.name).pathname,
+      start: e.startTime,
+      end: (e as unknown as { responseEnd: number }).responseEnd,
+    })),
+  );
+  // The scripts the page loads to start (the Markdown renderer comes later, when idle).
+  const scripts = timing.filter((t) => /\/assets\/.+\.js$/.test(t.name) && !t.name.includes('Markdown'));
+  const lists = timing.filter((t) => t.name === '/api/runs.list');
+  const folders = timing.filter((t) => t.name === '/api/folder.current');
+  const arrived = Math.max(...scripts.map((t) => t.end));
+  expect(lists, JSON.stringify(timing)).toHaveLength(1);
+  expect(folders, JSON.stringify(timing)).toHaveLength(1);
+  expect(lists[0]!.start, 'runs.list asked before the app script arrived').toBeLessThan(arrived);
+  expect(folders[0]!.start, 'folder.current asked before the app script arrived').toBeLessThan(arrived);
+});
+
+/**
  * A run opened from the list is drawn once, with its first events: its view used to be drawn empty
  * at the click (~30 ms of the click's handler) and again when the events came. Its first page is
  * read before the view switches, for at most FIRST_PAGE_WAIT_MS (store/timelineSlice.ts).
