@@ -28,6 +28,7 @@ import { writeClaudeSession, uuidOf } from './gen-claude';
 import { CHROMIUM_LAUNCH } from '../test/e2e/helpers/chromium';
 import { mulberry32 } from '../shared/prng';
 import { isMain } from './is-main';
+import { median as med, ratioInterval } from './ratio';
 import { loadedEpoch, pageClock, paintedEpoch, pressedEpoch, watchPainted } from './painted';
 
 export const PEER = { name: 'claude-run', version: '0.3.0' };
@@ -340,7 +341,6 @@ async function compare(
       }
     }
   }
-  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? null;
   const summary = (v: ViewerFigures[]) =>
     v.length === 0
       ? null
@@ -377,6 +377,11 @@ async function compare(
       ? {
           first_messages: Number(
             (both.pl.first_messages_median_ms! / both.cr.first_messages_median_ms!).toFixed(2),
+          ),
+          // How far that ratio may be from the machine's noise alone: 95% of the ratios of the
+          // medians of rounds drawn again at random from each viewer's own (a bootstrap).
+          first_messages_95: ratioInterval(both.pl.first_messages_ms, both.cr.first_messages_ms).map((x) =>
+            Number(x.toFixed(2)),
           ),
           peak_rss: Number((both.pl.peak_rss_median_mb! / both.cr.peak_rss_median_mb!).toFixed(2)),
         }

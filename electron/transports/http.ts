@@ -145,6 +145,17 @@ function checkJson(req: IncomingMessage): void {
  * Sec-Fetch-Site checked; the per-launch token in the `x-proofloop-token` header on every call
  * (only the push stream, which EventSource opens without headers, takes it in `?token=`).
  */
+/**
+ * The renderer's scripts and styles are named by their content's hash (Vite's `assets/`): a reload
+ * takes them from the browser's cache without asking, and with them the code the browser compiled
+ * last time. The page itself is asked again each time, so a new build's names are seen at once.
+ */
+export function cacheControl(rel: string): string {
+  return /^assets\/[\w.-]+-[\w-]{8,}\.(?:js|css)$/.test(rel)
+    ? 'public, max-age=31536000, immutable'
+    : 'no-cache';
+}
+
 export async function startWebServer(
   service: ProofloopService,
   opts: { port?: number; staticDir?: string | null; token?: string } = {},
@@ -274,7 +285,7 @@ export async function startWebServer(
       'x-frame-options': 'DENY',
       // The page's first URL carries the token (in its fragment): never send it on as a referrer.
       'referrer-policy': 'no-referrer',
-      'cache-control': 'no-cache',
+      'cache-control': cacheControl(rel),
     });
     res.end(body);
   }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import { ProofloopService } from '../../electron/service/service';
@@ -219,5 +219,38 @@ describe("web mode's push count: what a page's first push connection may have mi
     } finally {
       await other.close();
     }
+  });
+});
+
+describe('web mode serves the page fresh and its hashed assets for keeps', () => {
+  const f = freshFolder();
+  const service = new ProofloopService();
+  let server: WebServer;
+  beforeAll(async () => {
+    mkdirSync(path.join(f.dir, 'assets'));
+    writeFileSync(path.join(f.dir, 'index.html'), '<!doctype html><title>p</title>');
+    writeFileSync(path.join(f.dir, 'assets', 'boot-BPtzdFo-.js'), 'export {};');
+    writeFileSync(path.join(f.dir, 'assets', 'index-Dbsip7FP.css'), 'body{}');
+    writeFileSync(path.join(f.dir, 'assets', 'boot-BPtzdFo-.js.map'), '{}');
+    writeFileSync(path.join(f.dir, 'assets', 'logo.js'), 'export {};');
+    server = await startWebServer(service, { staticDir: f.dir });
+  });
+  afterAll(async () => {
+    await server.close();
+    f.cleanup();
+  });
+
+  it.each([
+    ['/', 'no-cache'],
+    ['/index.html', 'no-cache'],
+    ['/assets/boot-BPtzdFo-.js', 'public, max-age=31536000, immutable'],
+    ['/assets/index-Dbsip7FP.css', 'public, max-age=31536000, immutable'],
+    // Not a build's hashed name: asked again each time.
+    ['/assets/boot-BPtzdFo-.js.map', 'no-cache'],
+    ['/assets/logo.js', 'no-cache'],
+  ])('%s: %s', async (p, expected) => {
+    const res = await fetch(`http://127.0.0.1:${server.port}${p}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe(expected);
   });
 });
