@@ -27,7 +27,7 @@ import type { GatewayHost } from '../electron/runner/gateway/server';
 import { startGateway } from '../electron/runner/gateway/thread';
 import { canonicalDigests } from '../electron/runner/gateway/canonical';
 import { storeParts } from '../electron/runner/request-parts';
-import { storeArtifact } from '../electron/runner/artifacts';
+import { storeArtifact } from '../electron/ledger/artifact-store';
 import { redactCredentials } from '../shared/redact';
 import { isMain } from './is-main';
 import { dict } from '../shared/dict.js';

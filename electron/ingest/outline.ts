@@ -2,7 +2,7 @@ import type { LineResult } from './block';
 import type { ParsedEvent } from './parse';
 import type { MovedValue } from '../../shared/formats/source-ref';
 import { canonicalJson } from '../../shared/protocol';
-import { storeArtifact } from '../runner/artifacts';
+import { storeArtifact } from '../ledger/artifact-store';
 
 /**
  * Large string values of imported events, stored as artifacts (issue 13, Build 6). A Claude Code

@@ -5,7 +5,7 @@ import { HASH_RE } from '../../shared/protocol/chain';
 import { ID_RANGE, idRange } from './event-ids';
 import type { Ledger } from './ledger';
 import type { ArtifactItem, LedgerEngine } from './engine';
-import { readArtifact } from '../runner/artifacts';
+import { readArtifact } from './artifact-store';
 
 /** Artifacts sent in one call: bounded by count and by text, whatever their sizes. */
 const ARTIFACT_BATCH = 64;
@@ -17,7 +17,7 @@ const ARTIFACT_BATCH_CHARS = 32 << 20;
  * `$PROOFLOOP_HOME/folders/<key>/artifacts/<sha256>` for another program's folder, which is never
  * written into. Shared by every run of the folder: a value is stored once whoever repeats it.
  * (The runner's own runs keep theirs in `<folder>/<run_id>/artifacts/`.) The argument is the
- * directory the artifact helpers of runner/artifacts.ts take as a run's folder.
+ * directory the artifact helpers of artifact-store.ts take as a run's folder.
  */
 export function importArtifactsHome(ledgerFile: string): string {
   return path.dirname(ledgerFile);

@@ -446,7 +446,7 @@ END $$;
   {
     version: 6,
     name: "a run's artifacts move with it",
-    // SQLite: a runs folder keeps artifacts as files (runner/artifacts.ts). PostgreSQL: a team's
+    // SQLite: a runs folder keeps artifacts as files (ledger/artifact-store.ts). PostgreSQL: a team's
     // ledger keeps them itself, so a run pushed there is read whole by everyone (its values an
     // import moved out of its events, its runner's tool outputs), not only on the machine that
     // pushed it. Content-addressed, stored once whichever runs share one; each run names its own,

@@ -16,7 +16,7 @@ import {
   type ArtifactItem,
 } from './engine';
 import { artifactsHomeOf, holdsArtifact, runArtifactDigests } from './artifacts';
-import { readArtifact, storeArtifact } from '../runner/artifacts';
+import { readArtifact, storeArtifact } from './artifact-store';
 import type { Finding, ReadQuery, RunFormat, RunRow, StoredEvent } from './types';
 import type { VerifyReport } from './verify';
 

@@ -19,7 +19,7 @@ import path from 'node:path';
 import type { Ledger, StoredEvent } from '../ledger';
 import type { RunDiff } from '../../shared/diff';
 import { diffRunsParallel } from '../state';
-import { readArtifact } from './artifacts';
+import { readArtifact } from '../ledger/artifact-store';
 import { realAgent } from './agents/registry';
 
 export type PartCause = 'request' | 'environment' | 'decision' | 'model' | 'structure' | 'agent_version';

@@ -2,7 +2,7 @@ import { createTwoFilesPatch } from 'diff';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256Hex } from '../crypto';
-import { boundedExcerpt, redactText } from './artifacts';
+import { boundedExcerpt, redactText } from '../ledger/artifact-store';
 
 /** How much of a change's patch the event keeps (the files themselves are in the workspace). */
 const PATCH_BYTES = 4096;

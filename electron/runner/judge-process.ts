@@ -4,7 +4,7 @@
  * it does not know where the ledger is and cannot write it; the host appends judge_verdict.
  */
 import { sha256Hex } from '../crypto';
-import { redactText } from './artifacts';
+import { redactText } from '../ledger/artifact-store';
 import { runCommandLine } from './exec';
 
 export interface JudgeInput {

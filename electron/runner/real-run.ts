@@ -27,7 +27,7 @@ import { ingestFile } from '../ingest';
 import { fileRun, keyOf } from '../ingest/run-names';
 import { HOOK_CLIENT_FILE, HOOK_CLIENT_SOURCE } from './agents/hook-client';
 import type { HookCall, RealAgent } from './agents/types';
-import { boundedExcerpt, redactText, storeArtifact } from './artifacts';
+import { boundedExcerpt, redactText, storeArtifact } from '../ledger/artifact-store';
 import { fileChanged, textOf } from './file-changed';
 import type { LoadedTask } from './catalog';
 import { nodeBinary } from './children';

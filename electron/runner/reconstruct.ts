@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../ledger';
-import { readArtifact } from './artifacts';
+import { readArtifact } from '../ledger/artifact-store';
 import type { Action, Observation } from './protocol';
 
 /**

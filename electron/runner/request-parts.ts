@@ -1,4 +1,4 @@
-import { storeArtifact } from './artifacts';
+import { storeArtifact } from '../ledger/artifact-store';
 import { dict } from '../../shared/dict.js';
 
 /** Request keys stored one artifact per element: the history each request resends is stored once. */

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { canonicalJson } from '../../shared/protocol';
 import { redactCredentials } from '../../shared/redact';
 import { sha256Bytes, sha256Hex } from '../crypto';
-import { redactText } from './artifacts';
+import { redactText } from '../ledger/artifact-store';
 
 /** Files larger than this are not read for redaction (a build output, a data file): listed as skipped. */
 const MAX_SCRUB_BYTES = 8 << 20;

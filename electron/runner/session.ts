@@ -2,7 +2,7 @@ import { sha256Hex } from '../crypto';
 import type { NewEvent } from '../../shared/protocol';
 import type { StoredEvent } from '../ledger';
 import type { AgentDriver, AgentReply } from './agents/sim';
-import { boundedExcerpt, storeArtifact } from './artifacts';
+import { boundedExcerpt, storeArtifact } from '../ledger/artifact-store';
 import type { LoadedTask } from './catalog';
 import type { RunResult } from './host';
 import { runJudge } from './judge';

@@ -3,7 +3,7 @@ import { loadCatalog } from '../runner/catalog';
 import type { RunHost, RunResult } from '../runner/host';
 import type { ModelFrom } from '../runner/real-run';
 import type { ServiceContext } from './context';
-import { readArtifact } from '../runner/artifacts';
+import { readArtifact } from '../ledger/artifact-store';
 import { confine } from '../fs/confine';
 import type { Handler as H } from './handler';
 import { requireRunOf } from './ledger';

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { Ledger } from '../../electron/ledger';
-import { storeArtifact } from '../../electron/runner/artifacts';
+import { storeArtifact } from '../../electron/ledger/artifact-store';
 import { diffRunsExplained } from '../../electron/runner/agent-diff';
 import { storeParts } from '../../electron/runner/request-parts';
 import { freshFolder } from './helpers/tmp';

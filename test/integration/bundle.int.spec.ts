@@ -5,7 +5,7 @@ import { eventDigest } from '../../shared/protocol';
 import { sha256Hex } from '../../electron/crypto';
 import { Ledger } from '../../electron/ledger';
 import { exportBundle, openBundle, previewBundle, verifyBundle } from '../../electron/bundle';
-import { storeArtifact } from '../../electron/runner/artifacts';
+import { storeArtifact } from '../../electron/ledger/artifact-store';
 import { ProofloopService } from '../../electron/service/service';
 import { main } from '../../electron/cli/main';
 import { freshDir, homeIn, readZip, reportContent, simpleRun } from './bundle.helpers';

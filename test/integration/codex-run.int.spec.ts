@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger, type StoredEvent } from '../../electron/ledger';
 import { exportBundle } from '../../electron/bundle/export';
-import { readArtifact } from '../../electron/runner/artifacts';
+import { readArtifact } from '../../electron/ledger/artifact-store';
 import { responses } from '../../electron/runner/gateway/responses';
 import { RunHost, type RunResult } from '../../electron/runner/host';
 import { itemOf } from '../../shared/formats/codex';

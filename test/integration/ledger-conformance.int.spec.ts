@@ -7,7 +7,7 @@ import { PostgresEngine } from '../../electron/ledger/postgres/engine';
 import { portableRun, type LedgerEngine } from '../../electron/ledger/engine';
 import { pushRuns } from '../../electron/ledger/push';
 import { folderArtifactDigests } from '../../electron/ledger/artifacts';
-import { readArtifact } from '../../electron/runner/artifacts';
+import { readArtifact } from '../../electron/ledger/artifact-store';
 import { ingestFile } from '../../electron/ingest';
 import { readFileSync } from 'node:fs';
 import { RunHost } from '../../electron/runner/host';

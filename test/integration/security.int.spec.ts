@@ -22,7 +22,7 @@ import { METHOD_NAMES } from '../../shared/api/contract';
 import { RENDERER_METHODS } from '../../shared/api/surface';
 import type { Result } from '../../shared/result';
 import { digestRunIdOf, Ledger, verifyEvents } from '../../electron/ledger';
-import { storeArtifact } from '../../electron/runner/artifacts';
+import { storeArtifact } from '../../electron/ledger/artifact-store';
 import { ProofloopService } from '../../electron/service/service';
 import { handleIpcCall } from '../../electron/transports/ipc-call';
 import { serveAppRequest } from '../../electron/shell/app-protocol';

@@ -9,7 +9,7 @@ import { checkRunSource, type SourceVerdict } from '../../ingest/seal-check';
 import { openBundleCommand } from './bundle';
 import { importToTeam, teamArtifact, teamEvents, teamRuns, teamSpec, teamVerify } from './team';
 import { appendLines } from '../append-lines';
-import { readArtifact } from '../../runner/artifacts';
+import { readArtifact } from '../../ledger/artifact-store';
 import { artifactsHomeOf } from '../../ledger/artifacts';
 import type { StoredEvent } from '../../ledger';
 import { ProofloopError } from '../../../shared/result';
