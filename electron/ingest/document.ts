@@ -20,6 +20,7 @@ import { outlineResults, storeRedacted } from './outline';
 import { importArtifactsHome } from '../ledger/artifacts';
 import type { ImportResult, Seal } from './importer';
 import { isObj } from '../../shared/json-read.js';
+import { endsRun, statusPart } from './formats/openhands';
 
 /**
  * Import of whole-file sources (a SWE-agent `.traj`, an ATIF `trajectory.json`, an OpenHands
@@ -58,6 +59,14 @@ interface DocState extends FileState {
   files?: number;
   /** The seal so far of a conversation folder: the bytes of its files, in import order. */
   bytes?: number;
+  /** The event file (`events/<name>`) of each seal range (a folder sealed per file; before, a range per import). */
+  sealFiles?: string[];
+  /** Parts of the folder numbered so far (its files, base_state.json's and its status events). */
+  lines?: number;
+  /** base_state.json's size and modification time when last read ("<size>:<mtimeMs>"). */
+  baseMark?: string | null;
+  /** Its execution_status then. */
+  baseStatus?: string | null;
 }
 
 const V1_EVENT = /^event-(\d+)-[^/\\]+\.json$/;
@@ -281,17 +290,27 @@ export async function importDocument(
   function importFolder(): ImportResult {
     const files = eventFiles(src.abs);
     const seen = state.files ?? 0;
-    if (row && files.length <= seen) return done;
+    const base = path.join(src.abs, 'base_state.json');
+    const baseNow = statSync(base, { throwIfNoEntry: false });
+    // OpenHands rewrites base_state.json as a conversation goes on (its execution_status, its
+    // stats): looked at again whenever it changes, not only when an event file is added.
+    const baseMark = baseNow ? `${baseNow.size}:${baseNow.mtimeMs}` : null;
+    if (row && files.length <= seen && baseMark === (state.baseMark ?? null)) return done;
     const adapter = DOCUMENT_FORMATS.find((f) => f.name === 'openhands')!;
     state.format = adapter.name;
     const results: LineResult[] = [];
-    const h = createHash('sha256');
-    let from = state.bytes ?? 0;
+    // The seal holds each event file's bytes, one range per file (sealFiles names them), so a
+    // change is named by its file. Not base_state.json's: it is rewritten as the conversation
+    // goes on, and its content when first read is the run_started event. A folder sealed before
+    // (no sealFiles) goes on as it was sealed: a range per import of its new files' bytes.
+    const perFile = seen === 0 || state.sealFiles !== undefined;
     const seal: Seal['ranges'] = [...(state.seal ?? [])];
+    const sealFiles = perFile ? [...(state.sealFiles ?? [])] : undefined;
+    const pass = createHash('sha256');
+    let from = state.bytes ?? 0;
     const start = from;
-    let runSrc: string | null = null;
-    const base = path.join(src.abs, 'base_state.json');
-    const partsOf = (abs: string, name: string, first: boolean): DocPart[] | LineResult => {
+    let runSrc: string | null = seen === 0 ? null : state.lastSrc;
+    const read = (abs: string, name: string, event: boolean): { doc: unknown } | LineResult => {
       let buf: Buffer;
       try {
         const size = statSync(abs).size;
@@ -300,15 +319,15 @@ export async function importDocument(
       } catch (e) {
         return bad(`${name}: ${(e as Error).message}`);
       }
-      h.update(buf);
-      from += buf.length;
-      const p = parseDocument(buf);
-      if (!p.ok) return bad(`${name}: ${p.message}`, buf);
-      if (first) {
-        runSrc = adapter.runId?.(p.doc) ?? null;
-        return [{ record: isObj(p.doc) ? p.doc : { value: p.doc }, type: 'base_state', pointer: name }];
+      if (event) {
+        if (sealFiles) {
+          seal.push({ from, to: from + buf.length, sha256: sha256Bytes(buf) });
+          sealFiles.push(name);
+        } else pass.update(buf);
+        from += buf.length;
       }
-      return adapter.parts(p.doc).map((x) => ({ ...x, pointer: name + x.pointer }));
+      const p = parseDocument(buf);
+      return p.ok ? { doc: p.doc } : bad(`${name}: ${p.message}`, buf);
     };
     const push = (r: DocPart[] | LineResult): void => {
       if (!Array.isArray(r)) {
@@ -318,25 +337,54 @@ export async function importDocument(
       if (runSrc) for (const p of r) p.run ??= runSrc;
       results.push(...mapParts(adapter, r));
     };
-    if (seen === 0) {
-      try {
-        statSync(base);
-        push(partsOf(base, 'base_state.json', true));
-      } catch {
-        // A V0 session's folder has no base_state.json: its run starts with its first event.
+    // base_state.json: the run's start when first read; at every read, its execution_status.
+    let status: string | null = null;
+    if (baseNow) {
+      const b = read(base, 'base_state.json', false);
+      if (!('doc' in b)) {
+        if (seen === 0) push(b);
+      } else {
+        status = isObj(b.doc) && typeof b.doc.execution_status === 'string' ? b.doc.execution_status : null;
+        if (seen === 0) {
+          runSrc = adapter.runId?.(b.doc) ?? null;
+          push([
+            {
+              record: isObj(b.doc) ? b.doc : { value: b.doc },
+              type: 'base_state',
+              pointer: 'base_state.json',
+            },
+          ]);
+        }
       }
-    } else {
-      runSrc = state.lastSrc;
     }
-    for (const name of files.slice(seen))
-      push(partsOf(path.join(src.abs, 'events', name), `events/${name}`, false));
-    seal.push({ from: start, to: from, sha256: h.digest('hex') });
+    // What this ledger last recorded of it: an end, then events or a status that go on, resume it.
+    const at = baseNow ? new Date(baseNow.mtimeMs).toISOString() : '';
+    const added = files.slice(seen);
+    let ended = endsRun(state.baseStatus ?? null);
+    if (ended && status !== null && (added.length > 0 || !endsRun(status))) {
+      push([statusPart(status, at, (runSrc && state.runs[runSrc]?.seq) || 0)]);
+      ended = false;
+    }
+    for (const name of added) {
+      const r = read(path.join(src.abs, 'events', name), `events/${name}`, true);
+      push(
+        'doc' in r ? adapter.parts(r.doc).map((x) => ({ ...x, pointer: `events/${name}${x.pointer}` })) : r,
+      );
+    }
+    if (status !== null && endsRun(status) && !ended) push([statusPart(status, at)]);
+    if (!sealFiles && from > start) seal.push({ from: start, to: from, sha256: pass.digest('hex') });
+    // Numbered on from the parts before (a state from before `lines`: base_state.json's and the files').
+    const before = state.lines ?? (seen === 0 ? 0 : seen + (baseNow ? 1 : 0));
     state.files = files.length;
     state.bytes = from;
     state.seal = seal;
-    seqr.pushLines(results, seen);
+    if (sealFiles) state.sealFiles = sealFiles;
+    state.lines = before + results.length;
+    state.baseMark = baseMark;
+    if (status !== null) state.baseStatus = status;
+    seqr.pushLines(results, before);
     const s: Seal = { file: key, ranges: seal };
-    commit([s], () => remember(files.length, files.length, files.length, null));
+    commit([s], () => remember(files.length, files.length, state.lines!, null));
     return done;
   }
 

@@ -7,6 +7,7 @@ import type { Seal } from './importer';
 import { excerptOf, parseLine, type Format } from './parse';
 import { hashRange, openRegular } from './read-at';
 import type { FileState } from './sequencer';
+import { eventFiles } from './document';
 
 /**
  * Whether a source file still holds what was imported from it: the sha256 of each byte range its
@@ -138,14 +139,18 @@ export function checkRunSource(
   const seal = parsed.data;
   const abs = path.isAbsolute(seal.file) ? seal.file : path.join(folder, seal.file);
   let size: number;
+  let dir: boolean;
   try {
-    size = statSync(abs).size;
+    const stat = statSync(abs);
+    size = stat.size;
+    dir = stat.isDirectory();
   } catch {
     return { state: 'gone', file: seal.file, line: null, message: `source gone: ${seal.file} is not there` };
   }
   const row = db.prepare('SELECT state FROM imports WHERE file = ?').pluck().get(seal.file) as
     string | undefined;
-  const st = row ? (JSON.parse(row) as Partial<FileState>) : {};
+  const st = row ? (JSON.parse(row) as Partial<FileState & FolderSealState>) : {};
+  if (dir) return checkFolderSource(abs, seal.file, seal.ranges, st);
   // The seal of the run and of the import progress agree; an older state has no line numbers.
   const lines = st.sealLines?.length === seal.ranges.length ? st.sealLines : undefined;
   const c = checkSeal(db, abs, seal.file, seal.ranges, lines, st.format ?? null, size);
@@ -158,4 +163,94 @@ export function checkRunSource(
     line,
     message: `source changed at line ${line}: ${seal.file} (${c.why})`,
   };
+}
+
+/** What a conversation folder's import state says of its seal (ingest/document.ts, DocState). */
+interface FolderSealState {
+  files?: number;
+  sealFiles?: string[];
+}
+
+/**
+ * A conversation folder's seal (OpenHands: base_state.json and events/): each event file's bytes,
+ * one range per file, so a change is named by its file. base_state.json is not in it: OpenHands
+ * rewrites it as a conversation goes on. A folder sealed before that (no sealFiles) has a range
+ * per import over base_state.json's bytes then its new files': checked so, and a change is named
+ * by the range's files, base_state.json among them.
+ */
+function checkFolderSource(
+  dir: string,
+  key: string,
+  ranges: Seal['ranges'],
+  st: FolderSealState,
+): SourceVerdict {
+  const changed = (message: string): SourceVerdict => ({
+    state: 'changed',
+    file: key,
+    line: null,
+    message: `source changed: ${key}: ${message}`,
+  });
+  const sizeOf = (abs: string): number | null => {
+    const s = statSync(abs, { throwIfNoEntry: false });
+    return s?.isFile() ? s.size : null;
+  };
+  if (st.sealFiles && st.sealFiles.length === ranges.length) {
+    for (const [i, r] of ranges.entries()) {
+      const name = st.sealFiles[i]!;
+      const abs = path.join(dir, name);
+      const size = sizeOf(abs);
+      if (size === null) return changed(`${name} is not there`);
+      if (size !== r.to - r.from) return changed(`${name} is ${size} bytes, ${r.to - r.from} when imported`);
+      const h = createHash('sha256');
+      hashRange(abs, 0, size, h);
+      if (h.digest('hex') !== r.sha256) return changed(`${name} no longer has the sha256 sealed at import`);
+    }
+    return {
+      state: 'unchanged',
+      file: key,
+      line: null,
+      message: `source unchanged: ${key} (${ranges.length} event files as imported; base_state.json, which OpenHands rewrites, is not sealed)`,
+    };
+  }
+  // Sealed before: the files in the order they were read, base_state.json first.
+  const names = [
+    'base_state.json',
+    ...eventFiles(dir)
+      .slice(0, st.files ?? 0)
+      .map((n) => `events/${n}`),
+  ];
+  const files: { name: string; abs: string; from: number; to: number }[] = [];
+  let at = 0;
+  for (const name of names) {
+    const abs = path.join(dir, name);
+    const size = sizeOf(abs);
+    if (size === null) {
+      if (name === 'base_state.json') continue;
+      return changed(`${name} is not there`);
+    }
+    files.push({ name, abs, from: at, to: at + size });
+    at += size;
+  }
+  for (const r of ranges) {
+    const h = createHash('sha256');
+    const within = files.filter((f) => f.to > r.from && f.from < r.to);
+    for (const f of within)
+      hashRange(f.abs, Math.max(r.from, f.from) - f.from, Math.min(r.to, f.to) - f.from, h);
+    if (at < r.to || h.digest('hex') !== r.sha256) {
+      const named = within.map((f) => f.name);
+      const files =
+        named.length === 0
+          ? 'past its files'
+          : named.length <= 3
+            ? named.join(', ')
+            : `${named[0]}, ${named[1]} … ${named.at(-1)}: ${named.length} files`;
+      return changed(
+        `bytes ${r.from}-${r.to} (${files}) no longer have the sha256 sealed at import` +
+          (named.includes('base_state.json')
+            ? '; sealed by an earlier ProofLoop with base_state.json, which OpenHands rewrites as a conversation goes on: a rewrite of it alone changes this range'
+            : ''),
+      );
+    }
+  }
+  return { state: 'unchanged', file: key, line: null, message: `source unchanged: ${key}` };
 }

@@ -149,6 +149,7 @@ describe('OpenHands V1 conversation folder (base_state.json + events/event-<n>-<
   it('base_state starts the run; each event file is one event, in the order of its number', () => {
     const files = readdirSync(path.join(dir(), 'events')).sort();
     const evs = events('11111111-2222-3333-4444-555555555555');
+    // base_state.json's execution_status is "idle": the conversation did not end.
     expect(evs.map(pointerOf)).toEqual(['base_state.json', ...files.map((f) => `events/${f}`)]);
     expect(evs[0]!.kind).toBe('run_started');
     for (const [i, f] of files.entries())
@@ -197,10 +198,19 @@ describe('OpenHands V1 conversation folder the SDK wrote (software-agent-sdk .pr
     expect(files).toHaveLength(8);
     const evs = events(run);
     expect(l.run(run)!.origin).toBe(key);
-    expect(evs.map(pointerOf)).toEqual(['base_state.json', ...files.map((f) => `events/${f}`)]);
+    // base_state.json's execution_status ("finished") ends the run, after the events: the SDK
+    // writes no event for it (openhands-folder.int.spec.ts follows it as it changes).
+    expect(evs.map(pointerOf)).toEqual([
+      'base_state.json',
+      ...files.map((f) => `events/${f}`),
+      'base_state.json#/execution_status',
+    ]);
     // As written, but for the key the credentials profile redacts whatever it holds (the SDK
     // already masked it as `**********`).
-    const base = json(path.join(dir(), 'base_state.json')) as { agent: { llm: Obj } };
+    const base = json(path.join(dir(), 'base_state.json')) as {
+      agent: { llm: Obj };
+      execution_status: string;
+    };
     expect(base.agent.llm.api_key).toBe('**********');
     expect((evs[0]!.payload as typeof base).agent.llm.api_key).toMatch(/^\[REDACTED:/);
     base.agent.llm.api_key = (evs[0]!.payload as typeof base).agent.llm.api_key;
@@ -218,7 +228,11 @@ describe('OpenHands V1 conversation folder the SDK wrote (software-agent-sdk .pr
       'tool_returned',
       'user_prompted',
       'model_responded',
+      'run_completed',
     ]);
+    expect(evs.at(-1)!.payload).toEqual({ execution_status: base.execution_status });
+    expect(base.execution_status).toBe('finished');
+    expect(stateAt(l, run, l.run(run)!.head_seq).state.status).toBe('completed');
   });
 
   it('the terminal call and the finish pair with their observations by tool_call_id', () => {

@@ -16,6 +16,10 @@
  *   V1 UserRejectObservation, V0 user_rejected → action_denied
  *   V1 ConversationErrorEvent, V0 agent_state_changed to "error" → run_failed
  *   V1 execution_status "finished", V0 finish action → run_completed
+ *   V1 base_state.json's execution_status when a folder is read: "finished" → run_completed, "error"
+ *     or "stuck" → run_failed, after the events read then; any other, after an end, → run_resumed
+ *     (statusPart: OpenHands rewrites base_state.json as a conversation goes on, and writes no
+ *     event when it finishes)
  *   messages: from the user → user_prompted, from the agent → model_responded
  *   V1 CondensationEvent, V0 condensation action → context_updated
  *   anything else → openhands_<kind> (V1) or openhands_action_<type> / openhands_observation_<type> (V0)
@@ -109,6 +113,36 @@ function ids(e: Obj): Record<string, string> {
   return out;
 }
 
+/** What base_state.json's `execution_status` ends a run with, when it does. */
+const ENDS: Record<string, 'run_completed' | 'run_failed'> = {
+  finished: 'run_completed',
+  error: 'run_failed',
+  stuck: 'run_failed',
+};
+
+/** Whether an `execution_status` is an end of the conversation (finished, error, stuck). */
+export const endsRun = (status: string | null): boolean =>
+  status !== null && Object.prototype.hasOwnProperty.call(ENDS, status);
+
+/**
+ * A part that says what base_state.json's `execution_status` was when its folder was read: the
+ * run's end (finished, error, stuck), or (`resumedFrom`: the run's head then) that the
+ * conversation went on after an end this ledger holds; run_resumed names the seq it goes on from,
+ * which the importer knows and the file does not. `at`: the file's modification time, when it
+ * said so.
+ */
+export function statusPart(status: string, at: string, resumedFrom?: number): DocPart {
+  return resumedFrom === undefined
+    ? { record: { execution_status: status }, type: 'base_status', pointer: STATUS_POINTER, at }
+    : {
+        record: { execution_status: status, from_seq: resumedFrom },
+        type: 'base_resumed',
+        pointer: STATUS_POINTER,
+        at,
+      };
+}
+const STATUS_POINTER = 'base_state.json#/execution_status';
+
 export const openHands: DocumentAdapter = {
   name: 'openhands',
   label: 'OpenHands event stream',
@@ -131,6 +165,11 @@ export const openHands: DocumentAdapter = {
   },
   mapPart(part: DocPart) {
     const e = part.record;
+    if (part.type === 'base_status' || part.type === 'base_resumed') {
+      const status = str(e.execution_status) ?? '';
+      const kind = part.type === 'base_resumed' || !endsRun(status) ? 'run_resumed' : ENDS[status]!;
+      return [{ kind, at: part.at ?? '', payload: e, source: { ids: {} } }];
+    }
     if (part.type === 'base_state')
       return [
         { kind: 'run_started', at: '', payload: e, source: { ids: str(e.id) ? { id: e.id as string } : {} } },
