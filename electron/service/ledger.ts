@@ -9,7 +9,7 @@ import type { Finding } from '../ledger/types';
 import { summaryHandlers, withGlances } from './summary';
 import { spanHandlers } from './spans';
 import { outcomeOfRunAsync, withOutcome } from '../ledger/outcome';
-import { decisionConflictFindings } from '../state/cross-check';
+import { decisionConflictFindings, withConflictCounts } from '../state/cross-check';
 import type { LedgerEngine } from '../ledger/engine';
 import type { RunRow } from '../ledger/types';
 
@@ -69,7 +69,10 @@ export function ledgerHandlers(ctx: ServiceContext) {
     if (ledger)
       return withGlances(
         ctx,
-        ledger.runs().map((r) => withOutcome(ledger, r)),
+        withConflictCounts(
+          ledger,
+          ledger.runs().map((r) => withOutcome(ledger, r)),
+        ),
       );
     const engine = ctx.engine();
     const runs = await engine.runs();
@@ -80,7 +83,11 @@ export function ledgerHandlers(ctx: ServiceContext) {
   };
   const get: H<'run.get'> = async ({ run_id }) => {
     const ledger = ctx.sqlite();
-    if (ledger) return withOutcome(ledger, requireRun(ctx, run_id));
+    if (ledger) {
+      const r = withOutcome(ledger, requireRun(ctx, run_id));
+      // Counted as the list counts them (withConflictCounts).
+      return { ...r, findings: r.findings + decisionConflictFindings(ledger, run_id).length };
+    }
     const engine = ctx.engine();
     const run = await requireRunOf(engine, run_id);
     return { ...run, outcome: await outcomeOfRunAsync(engine, run) };

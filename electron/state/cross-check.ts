@@ -124,7 +124,10 @@ function runsOfSession(ledger: Ledger, s: string): RunLite[] {
   return out;
 }
 
-function decisionsOf(ledger: Ledger, r: RunLite): DecisionSource[] & { ids: string[] } {
+function decisionsOf(
+  ledger: Ledger,
+  r: Pick<RunLite, 'run_id' | 'format'>,
+): DecisionSource[] & { ids: string[] } {
   const out = [] as unknown as DecisionSource[] & { ids: string[] };
   out.ids = [];
   for (const e of ledger.read(r.run_id, { kinds: KINDS })) {
@@ -282,4 +285,57 @@ export function withSessionDecisions(ledger: Ledger, runId: string, state: RunSt
     notes = push(notes, note, STATE_CAPS.notes);
   }
   return { ...state, calls: { ...state.calls, items }, notes };
+}
+
+/** Per ledger and session: the conflict counts of its runs, valid while its runs and heads are the same. */
+const listCounts = new WeakMap<Ledger, Map<string, { key: string; counts: Map<string, number> }>>();
+
+/**
+ * A list of runs with their derived decision conflicts counted in `findings`, as run.findings
+ * lists them, so that the runs list's count and its "with findings" filter agree with the run's
+ * own list. Only a run that shares its session with another run of the list can have one: the
+ * list is grouped by session itself (no query per session, as sessionDecisions makes), each
+ * group's decisions read through the kind index, and its counts kept until a run of it grows. A
+ * folder of sessions without telemetry beside them (no session of two runs) costs a string per run.
+ */
+export function withConflictCounts<
+  R extends Pick<RunRow, 'run_id' | 'format' | 'meta' | 'head_seq'> & { findings: number },
+>(ledger: Ledger, runs: R[]): R[] {
+  const groups = new Map<string, R[]>();
+  for (const r of runs) {
+    const s = sessionOfRun(r);
+    if (s === null) continue;
+    const g = groups.get(s);
+    if (g) g.push(r);
+    else groups.set(s, [r]);
+  }
+  let memo = listCounts.get(ledger);
+  if (!memo) listCounts.set(ledger, (memo = new Map()));
+  const extra = new Map<string, number>();
+  for (const [session, group] of groups) {
+    if (group.length < 2) continue;
+    const key = group.map((r) => `${r.run_id}@${r.head_seq}`).join(',');
+    let hit = memo.get(session);
+    if (!hit || hit.key !== key) {
+      const calls = new Map<string, DecisionSource[]>();
+      for (const r of group) {
+        const ds = decisionsOf(ledger, r);
+        ds.forEach((d, i) => {
+          const list = calls.get(ds.ids[i]!);
+          if (list) list.push(d);
+          else calls.set(ds.ids[i]!, [d]);
+        });
+      }
+      const sd: SessionDecisions = {
+        session,
+        runs: group.map((r) => ({ run_id: r.run_id, format: r.format })),
+        calls,
+      };
+      hit = { key, counts: new Map(group.map((r) => [r.run_id, conflictsOf(sd, r.run_id).length])) };
+      memo.set(session, hit);
+    }
+    for (const [id, n] of hit.counts) if (n > 0) extra.set(id, n);
+  }
+  if (extra.size === 0) return runs;
+  return runs.map((r) => (extra.has(r.run_id) ? { ...r, findings: r.findings + extra.get(r.run_id)! } : r));
 }

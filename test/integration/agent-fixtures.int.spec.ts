@@ -529,6 +529,18 @@ describe('a session’s transcript and its telemetry in one folder', () => {
       expect(echoFinding.message).toMatch(
         /^call toolu_fx_echo allowed by claude_code\.config \(config\) in .+, but allowed by claude_code\.user_temporary \(user\) in otlp-/,
       );
+      // The runs list and the run itself count them with its findings (the list's filter reads them).
+      const counted = (await other.invoke('runs.list', {})).filter(
+        (r) => r.run_id === transcript || r.run_id === telemetry,
+      );
+      const stored = (id: string) => l.findings(id).length;
+      expect(counted.map((r) => [r.run_id, r.findings]).sort()).toEqual(
+        [
+          [transcript, stored(transcript) + 2],
+          [telemetry, stored(telemetry) + 2],
+        ].sort(),
+      );
+      expect((await other.invoke('run.get', { run_id: transcript })).findings).toBe(stored(transcript) + 2);
       // The telemetry's run says the same from its side.
       const mirrored = (await other.invoke('run.findings', { run_id: telemetry })).filter(
         (f) => f.code === 'decision_conflict',
