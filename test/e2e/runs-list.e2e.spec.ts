@@ -256,3 +256,36 @@ test('a key pressed while a run opens acts on it', async ({ app, server, page })
   await page.locator('body').press('ArrowRight');
   await app.expectSeq(2, DEMO_EVENTS.length);
 });
+
+/**
+ * A run's first events are asked when its row is pressed (a click by hand is a press and a release
+ * ~0.1 s apart), and the click that follows uses that answer: one read, begun before the release.
+ */
+test('a run’s first events are asked at the press of its row, and the click uses them', async ({
+  app,
+  server,
+  page,
+}) => {
+  await appendRun(server, 'pressed', DEMO_EVENTS);
+  await app.open();
+  const row = app.runItem('pressed');
+  await expect(row).toBeVisible();
+  const reads: { from: unknown; at: number }[] = [];
+  page.on('request', (req) => {
+    if (!req.url().endsWith('/api/events.read')) return;
+    const args = req.postDataJSON() as { run_id: string; from?: number; kinds?: unknown };
+    if (args.run_id === 'pressed' && !args.kinds) reads.push({ from: args.from, at: Date.now() });
+  });
+  const box = (await row.boundingBox())!;
+  await page.mouse.move(box.x + 20, box.y + box.height / 2);
+  await page.mouse.down();
+  await expect.poll(() => reads.length).toBe(1);
+  const released = Date.now();
+  await page.mouse.up();
+  await expect(page.getByTestId('run-title')).toBeVisible();
+  await expect(app.row(1)).toBeVisible();
+  await page.waitForTimeout(300);
+  // The first page, read once, before the release; nothing asked it again.
+  expect(reads.filter((r) => r.from === 1)).toHaveLength(1);
+  expect(reads[0]!.at).toBeLessThanOrEqual(released);
+});

@@ -13,6 +13,7 @@ import { parentSessionOf } from '../conversation/items';
 import { OutcomeBadge } from './OutcomeBadge';
 import { count } from '../../ui/numbers';
 import { preloadMarkdown } from '../inspector/ReadableView';
+import { prefetchFirstPage } from '../timeline/eventCache';
 
 /**
  * The run id, and the id its source gave it when it is stored under another one (an id that could
@@ -128,6 +129,10 @@ const RunItem = memo(function RunItem({
       aria-selected={selected}
       title={title && sharedTitle ? title : undefined}
       onClick={() => selectRun(run.run_id)}
+      // Its first events are asked at the press, and are there (or on the way) at the click.
+      onPointerDown={(e) => {
+        if (e.button === 0) prefetchFirstPage(run.run_id);
+      }}
     >
       <div className="run-line1">
         <OutcomeBadge run={run} testId="run-item-outcome" />
