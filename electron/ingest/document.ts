@@ -372,6 +372,8 @@ export async function importDocument(
       );
     }
     if (status !== null && endsRun(status) && !ended) push([statusPart(status, at)]);
+    // Values over 64 KiB move to artifacts, as a whole document's and a JSONL line's do.
+    outlineResults(results, storeRedacted(importArtifactsHome(db.name)));
     if (!sealFiles && from > start) seal.push({ from: start, to: from, sha256: pass.digest('hex') });
     // Numbered on from the parts before (a state from before `lines`: base_state.json's and the files').
     const before = state.lines ?? (seen === 0 ? 0 : seen + (baseNow ? 1 : 0));

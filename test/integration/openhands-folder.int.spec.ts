@@ -7,6 +7,9 @@ import { Ledger } from '../../electron/ledger';
 import { ingestFolder } from '../../electron/ingest';
 import { checkRunSource } from '../../electron/ingest/seal-check';
 import { stateAt } from '../../electron/state';
+import { importArtifactsHome } from '../../electron/ledger/artifacts';
+import { readArtifact } from '../../electron/ledger/artifact-store';
+import type { SourceRef } from '../../shared/formats/source-ref';
 
 /**
  * An OpenHands V1 conversation folder as the agent SDK keeps it (test/fixtures/openhands/v1-sdk,
@@ -115,6 +118,40 @@ describe('an OpenHands V1 conversation folder as OpenHands goes on writing it', 
     expect(v.state).toBe('changed');
     expect(v.message).toContain(`events/${name} no longer has the sha256 sealed at import`);
     writeFileSync(file, text);
+    expect(verdict()).toMatchObject({ state: 'unchanged' });
+  });
+});
+
+describe('a conversation folder’s large values', () => {
+  it('move to artifacts, as a document’s and a session line’s do, and read back whole', async () => {
+    const files = readdirSync(path.join(dir(), 'events'))
+      .filter((f) => f.endsWith('.json'))
+      .sort();
+    const obs = JSON.parse(
+      readFileSync(
+        path.join(
+          dir(),
+          'events',
+          files.find((f) => f.includes('event-00004'))!,
+        ),
+        'utf8',
+      ),
+    ) as Record<string, unknown>;
+    const big = `${'line of a long tool output\n'.repeat(4000)}end`;
+    const added = 'event-00009-00000000-0000-4000-8000-000000000009.json';
+    writeFileSync(
+      path.join(dir(), 'events', added),
+      JSON.stringify({ ...obs, id: '00000000-0000-4000-8000-000000000009', big_output: big }),
+    );
+    await ingestFolder(l);
+    const ev = l.read(RUN).find((e) => e.source?.ids?.pointer === `events/${added}`)!;
+    // The stored source names what moved (shared/formats/source-ref.ts).
+    const moved = (ev.source as SourceRef).artifacts!;
+    expect(moved.map((m) => [m.path, m.bytes])).toEqual([[['big_output'], Buffer.byteLength(big)]]);
+    expect(String((ev.payload as Record<string, unknown>).big_output)).toContain(
+      `moved to artifact sha256:${moved[0]!.digest}`,
+    );
+    expect(readArtifact(importArtifactsHome(l.db.name), moved[0]!.digest)).toBe(big);
     expect(verdict()).toMatchObject({ state: 'unchanged' });
   });
 });
