@@ -358,11 +358,10 @@ export async function importDocument(
       }
     }
     // What this ledger last recorded of it: an end, then events or a status that go on, resume it.
-    const at = baseNow ? new Date(baseNow.mtimeMs).toISOString() : '';
     const added = files.slice(seen);
     let ended = endsRun(state.baseStatus ?? null);
     if (ended && status !== null && (added.length > 0 || !endsRun(status))) {
-      push([statusPart(status, at, (runSrc && state.runs[runSrc]?.seq) || 0)]);
+      push([statusPart(status, (runSrc && state.runs[runSrc]?.seq) || 0)]);
       ended = false;
     }
     for (const name of added) {
@@ -371,7 +370,7 @@ export async function importDocument(
         'doc' in r ? adapter.parts(r.doc).map((x) => ({ ...x, pointer: `events/${name}${x.pointer}` })) : r,
       );
     }
-    if (status !== null && endsRun(status) && !ended) push([statusPart(status, at)]);
+    if (status !== null && endsRun(status) && !ended) push([statusPart(status)]);
     // Values over 64 KiB move to artifacts, as a whole document's and a JSONL line's do.
     outlineResults(results, storeRedacted(importArtifactsHome(db.name)));
     if (!sealFiles && from > start) seal.push({ from: start, to: from, sha256: pass.digest('hex') });

@@ -101,11 +101,17 @@ function v0(kind: string, p: Obj): Interpreted {
         payload: { call_id: idStr(p.cause), rule: 'user', reason: str(p.content) ?? str(p.message) ?? '' },
         inferred: ['rule'],
       };
+    // base_state.json's execution_status, when the run ended by it (electron/ingest: statusPart).
     case 'run_failed':
-      return { payload: { reason: str(extras.reason) ?? str(p.message) ?? 'error' }, inferred: [] };
+      return {
+        payload: {
+          reason: str(extras.reason) ?? str(p.message) ?? statusOf(p) ?? 'error',
+        },
+        inferred: [],
+      };
     case 'run_completed':
       return {
-        payload: { outcome: str(args.final_thought) ?? str(args.outputs) ?? 'finish' },
+        payload: { outcome: str(args.final_thought) ?? str(args.outputs) ?? statusOf(p) ?? 'finish' },
         inferred: [],
       };
     case 'user_prompted':
@@ -119,6 +125,12 @@ function v0(kind: string, p: Obj): Interpreted {
       return { payload: p, inferred: [] };
   }
 }
+
+/** A status record's `execution_status`, as the run's end says it. */
+const statusOf = (p: Record<string, unknown>): string | null => {
+  const s = str(p.execution_status);
+  return s === null ? null : `execution_status ${s}`;
+};
 
 export const openHandsView: FormatView = {
   name: 'openhands',

@@ -62,6 +62,8 @@ describe('an OpenHands V1 conversation folder as OpenHands goes on writing it', 
     expect(kinds().at(-1)).toBe('run_completed');
     expect(l.read(RUN).at(-1)!.payload).toEqual({ execution_status: 'finished' });
     expect(status()).toBe('completed');
+    // Its outcome says what ended it (a V0 finish action's default, 'finish', before).
+    expect(stateAt(l, RUN, l.run(RUN)!.head_seq).state.why).toBe('completed: execution_status finished');
     const files = readdirSync(path.join(dir(), 'events')).filter((f) => f.endsWith('.json'));
     expect(sealedNames()).toEqual(files.sort().map((f) => `events/${f}`));
     expect(verdict()).toMatchObject({ state: 'unchanged' });
@@ -76,7 +78,14 @@ describe('an OpenHands V1 conversation folder as OpenHands goes on writing it', 
     expect(last.kind).toBe('run_resumed');
     // The seq it goes on from is the importer's: the run's head when it read the status.
     expect(last.payload).toEqual({ execution_status: 'running', from_seq: head });
-    expect(last.at).toBe('2026-02-05T12:01:00.000Z');
+    // No time: base_state.json holds none for it (its mtime may be a copy's); the run's times stay.
+    expect(last.at).toBe('');
+    expect(l.run(RUN)!.last_at).toBe(
+      l
+        .read(RUN)
+        .filter((e) => e.at !== '')
+        .at(-1)!.at,
+    );
     expect(status()).toBe('running');
     // Read again unchanged: nothing more.
     await ingestFolder(l);

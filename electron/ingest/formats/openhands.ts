@@ -128,17 +128,17 @@ export const endsRun = (status: string | null): boolean =>
  * A part that says what base_state.json's `execution_status` was when its folder was read: the
  * run's end (finished, error, stuck), or (`resumedFrom`: the run's head then) that the
  * conversation went on after an end this ledger holds; run_resumed names the seq it goes on from,
- * which the importer knows and the file does not. `at`: the file's modification time, when it
- * said so.
+ * which the importer knows and the file does not. Without a time: the file holds none for it, and
+ * its modification time is a copy's as often as OpenHands' (a copied folder's run would have
+ * lasted until the copy).
  */
-export function statusPart(status: string, at: string, resumedFrom?: number): DocPart {
+export function statusPart(status: string, resumedFrom?: number): DocPart {
   return resumedFrom === undefined
-    ? { record: { execution_status: status }, type: 'base_status', pointer: STATUS_POINTER, at }
+    ? { record: { execution_status: status }, type: 'base_status', pointer: STATUS_POINTER }
     : {
         record: { execution_status: status, from_seq: resumedFrom },
         type: 'base_resumed',
         pointer: STATUS_POINTER,
-        at,
       };
 }
 const STATUS_POINTER = 'base_state.json#/execution_status';
@@ -168,7 +168,7 @@ export const openHands: DocumentAdapter = {
     if (part.type === 'base_status' || part.type === 'base_resumed') {
       const status = str(e.execution_status) ?? '';
       const kind = part.type === 'base_resumed' || !endsRun(status) ? 'run_resumed' : ENDS[status]!;
-      return [{ kind, at: part.at ?? '', payload: e, source: { ids: {} } }];
+      return [{ kind, at: '', payload: e, source: { ids: {} } }];
     }
     if (part.type === 'base_state')
       return [

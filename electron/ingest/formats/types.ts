@@ -109,8 +109,6 @@ export interface DocPart {
   pointer: string;
   /** The source's run this part belongs to, when one document holds several (ATIF subagents). */
   run?: string;
-  /** When it was written, for a part whose record does not say (a file's modification time). */
-  at?: string;
 }
 
 /**
