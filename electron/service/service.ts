@@ -28,18 +28,9 @@ import { stateHandlers } from './state';
 import { watchFolder } from './watch';
 import { Activity, attachSnapshotter, buildSnapshotsInBackground, type BackgroundProgress } from '../state';
 import { noteWork } from '../lean';
+import { FirstReads } from './first-reads';
 
 const NOTHING = { files: 0, events: 0, findings: 0 };
-
-/**
- * How long after the folder's opening import began a list waits for its end. A page asks as soon
- * as it is parsed (renderer/api/early.ts), often while a small folder's import is still under way:
- * without the wait its list came with a few of the runs and was drawn again with the rest a moment
- * later. A big folder's first runs are listed by then, the rest pushed as they commit.
- */
-const FIRST_LIST_WAIT_MS = 150;
-/** The page's first reads (early.ts): alike, so that each answer's push count follows the import's pushes. */
-const WAITS_FOR_OPENING = new Set(['folder.current', 'runs.list', 'folder.findings']);
 
 /**
  * The opening import's progress as `job.progress` pushes, at most a few a second: one per block
@@ -239,7 +230,6 @@ export class ProofloopService {
     });
     if (!opts.background) return await importing;
     this.info = { ...info, runs: ledger.runCount() };
-    this.openingWaitUntil = performance.now() + FIRST_LIST_WAIT_MS;
     this.opening = importing.then(
       () => undefined,
       (e: Error) => {
@@ -247,6 +237,7 @@ export class ProofloopService {
         process.stderr.write(`proofloop: importing ${abs}: ${e.message}\n`);
       },
     );
+    this.firstReads.began(this.opening);
     return this.info;
   }
 
@@ -438,23 +429,13 @@ export class ProofloopService {
     return () => this.pushes.off('push', fn);
   }
 
-  /** Validates `rawArgs` against the contract, runs the handler, and never throws. */
-  /**
-   * Settles when a call of `method` may read: a list asked in the first moments of the folder's
-   * opening import waits for its end, until FIRST_LIST_WAIT_MS after it began. The web transport
-   * waits for it before it takes the push count the answer carries, since what is read after the
-   * wait has seen the pushes made during it.
-   */
+  /** When a call of `method` may read (FirstReads.ready): the web transport takes its push count then. */
   readable(method: string): Promise<void> {
-    const left = this.openingWaitUntil - performance.now();
-    if (left <= 0 || !WAITS_FOR_OPENING.has(method)) return Promise.resolve();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, left)));
-    return Promise.race([this.opening, late]).finally(() => clearTimeout(timer));
+    return this.firstReads.ready(method);
   }
-  /** Until when a list waits for the opening import (see readable). */
-  private openingWaitUntil = 0;
+  private readonly firstReads = new FirstReads();
 
+  /** Validates `rawArgs` against the contract, runs the handler, and never throws. */
   async call(method: string, rawArgs: unknown, origin: CallOrigin = 'local'): Promise<Result<unknown>> {
     if (origin === 'renderer') this.activity.touch();
     await this.readable(method);
