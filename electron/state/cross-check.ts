@@ -149,6 +149,25 @@ function decisionsOf(
   return out;
 }
 
+/** The decisions of `runs` (one session's, in this order) by call id. */
+function decisionsByCall(
+  ledger: Ledger,
+  session: string,
+  runs: readonly Pick<RunLite, 'run_id' | 'format'>[],
+): SessionDecisions {
+  const calls = new Map<string, DecisionSource[]>();
+  for (const r of runs) {
+    const ds = decisionsOf(ledger, r);
+    ds.forEach((d, i) => {
+      const id = ds.ids[i]!;
+      const list = calls.get(id);
+      if (list) list.push(d);
+      else calls.set(id, [d]);
+    });
+  }
+  return { session, runs: runs.map((r) => ({ run_id: r.run_id, format: r.format })), calls };
+}
+
 interface CacheEntry {
   key: string;
   value: SessionDecisions | null;
@@ -187,21 +206,7 @@ export function sessionDecisions(ledger: Ledger, runId: string): SessionDecision
   if (hit && hit.key === key) return hit.value;
   // This run first, then the others in the order they were made.
   const ordered = [runs.find((r) => r.run_id === runId)!, ...runs.filter((r) => r.run_id !== runId)];
-  const calls = new Map<string, DecisionSource[]>();
-  for (const r of ordered) {
-    const ds = decisionsOf(ledger, r);
-    ds.forEach((d, i) => {
-      const id = ds.ids[i]!;
-      const list = calls.get(id);
-      if (list) list.push(d);
-      else calls.set(id, [d]);
-    });
-  }
-  const value: SessionDecisions = {
-    session,
-    runs: ordered.map((r) => ({ run_id: r.run_id, format: r.format })),
-    calls,
-  };
+  const value = decisionsByCall(ledger, session, ordered);
   if (byRun.size > 200) byRun.clear();
   byRun.set(runId, { key, value });
   return value;
@@ -317,20 +322,7 @@ export function withConflictCounts<
     const key = group.map((r) => `${r.run_id}@${r.head_seq}`).join(',');
     let hit = memo.get(session);
     if (!hit || hit.key !== key) {
-      const calls = new Map<string, DecisionSource[]>();
-      for (const r of group) {
-        const ds = decisionsOf(ledger, r);
-        ds.forEach((d, i) => {
-          const list = calls.get(ds.ids[i]!);
-          if (list) list.push(d);
-          else calls.set(ds.ids[i]!, [d]);
-        });
-      }
-      const sd: SessionDecisions = {
-        session,
-        runs: group.map((r) => ({ run_id: r.run_id, format: r.format })),
-        calls,
-      };
+      const sd = decisionsByCall(ledger, session, group);
       hit = { key, counts: new Map(group.map((r) => [r.run_id, conflictsOf(sd, r.run_id).length])) };
       memo.set(session, hit);
     }

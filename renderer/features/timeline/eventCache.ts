@@ -4,6 +4,12 @@ import type { StoredEvent } from '../../api/types';
 import { isGap, PAGE_SIZE, pageOf } from './pages';
 
 export { PAGE_SIZE, pageOf };
+/** Page p of a run's events, as the cache reads it. */
+function readPage(runId: string, p: number) {
+  const from = p * PAGE_SIZE + 1;
+  return call('events.read', { run_id: runId, from, to: from + PAGE_SIZE - 1, limit: PAGE_SIZE });
+}
+
 /** Pages kept per run (LRU): 40 × 500 events, never the whole run. */
 const MAX_PAGES = 40;
 
@@ -151,11 +157,7 @@ export class EventCache {
     const gen = this.generation;
     // A page read again (the run grew) keeps showing its old events until the new ones arrive.
     if (this.pages.get(p)?.status !== 'ok') this.pages.set(p, { status: 'loading' });
-    const from = p * PAGE_SIZE + 1;
-    const promise = (
-      (p === 0 && takePressed(this.runId)) ||
-      call('events.read', { run_id: this.runId, from, to: from + PAGE_SIZE - 1, limit: PAGE_SIZE })
-    ).then((r) => {
+    const promise = ((p === 0 && takePressed(this.runId)) || readPage(this.runId, p)).then((r) => {
       this.inflight.delete(p);
       if (gen !== this.generation) return;
       if (this.stale.delete(p)) {
@@ -196,20 +198,18 @@ let current: EventCache | null = null;
  * ~0.1 s apart, and the read goes on meanwhile instead of after the release. Taken once, by that
  * run's cache, within PRESSED_FOR_MS; a press that makes no click costs one read.
  */
-let pressed: { runId: string; at: number; answer: ReturnType<typeof readFirstPage> } | null = null;
+let pressed: { runId: string; at: number; answer: ReturnType<typeof readPage> } | null = null;
 const PRESSED_FOR_MS = 2000;
-const readFirstPage = (runId: string) =>
-  call('events.read', { run_id: runId, from: 1, to: PAGE_SIZE, limit: PAGE_SIZE });
 
 /** Asks for the run's first page now, for a click on its row that is to come (see `pressed`). */
 export function prefetchFirstPage(runId: string): void {
   // The run shown has its pages, or asks for them itself.
   if (current?.runId === runId) return;
   if (pressed?.runId === runId && performance.now() - pressed.at <= PRESSED_FOR_MS) return;
-  pressed = { runId, at: performance.now(), answer: readFirstPage(runId) };
+  pressed = { runId, at: performance.now(), answer: readPage(runId, 0) };
 }
 
-function takePressed(runId: string): ReturnType<typeof readFirstPage> | null {
+function takePressed(runId: string): ReturnType<typeof readPage> | null {
   const p = pressed;
   if (!p || p.runId !== runId) return null;
   pressed = null;
