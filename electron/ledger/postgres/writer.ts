@@ -9,7 +9,8 @@ import { checkAfterEnd } from '../terminal';
 import type { EngineWriter } from '../engine';
 import type { StoredEvent } from '../types';
 import { copyInto } from './copy-binary';
-import { asLedgerError, type PostgresEngine } from './engine';
+import type { PostgresEngine } from './engine';
+import { asLedgerError } from './rows';
 import { encodeCopyBinary } from './copy-binary';
 
 const HOST = hostname();
