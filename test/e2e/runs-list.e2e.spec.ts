@@ -166,11 +166,7 @@ test('a page whose stream missed no push reads the folder and the runs once', as
  * The page's first reads go out before its app script runs (renderer/api/early.ts): before, they
  * waited for its ~440 KB to arrive, compile and run, and the list for them.
  */
-test('the page asks for the folder and its runs before its app code runs, and asks once', async ({
-  app,
-  server,
-  page,
-}) => {
+test('the page asks for the folder and its runs before its app code runs', async ({ app, server, page }) => {
   await appendRun(server, 'one', DEMO_EVENTS.slice(0, 2));
   await expect.poll(async () => (await server.call<unknown[]>('runs.list')).length).toBe(1);
   await app.open();
@@ -185,8 +181,10 @@ test('the page asks for the folder and its runs before its app code runs, and as
   }));
   expect(appAt, 'the app marked its start').not.toBeNull();
   const at = (name: string) => reads.filter((r) => r.name === `/api/${name}`).map((r) => r.start);
-  expect(at('runs.list'), JSON.stringify(reads)).toHaveLength(1);
-  expect(at('folder.current'), JSON.stringify(reads)).toHaveLength(1);
+  // A push the page's first reads did not see (the appended run's snapshots) may make it read
+  // again later: only the first reads are the early ones.
+  expect(at('runs.list').length, JSON.stringify(reads)).toBeGreaterThan(0);
+  expect(at('folder.current').length, JSON.stringify(reads)).toBeGreaterThan(0);
   expect(at('runs.list')[0], 'runs.list asked before the app ran').toBeLessThan(appAt!);
   expect(at('folder.current')[0], 'folder.current asked before the app ran').toBeLessThan(appAt!);
 });

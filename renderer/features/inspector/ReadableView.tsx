@@ -47,7 +47,8 @@ const PRELOAD_AFTER_MS = 500;
 export function preloadMarkdown(): () => void {
   let idle: number | null = null;
   const timer = setTimeout(() => {
-    idle = requestIdleCallback(() => void loadMarkdown(), { timeout: 2000 });
+    // A preload that fails (the server gone) is no error of the page's: a Markdown block asks again.
+    idle = requestIdleCallback(() => void loadMarkdown().catch(() => undefined), { timeout: 2000 });
   }, PRELOAD_AFTER_MS);
   return () => {
     clearTimeout(timer);
